@@ -597,6 +597,31 @@ describe('orphaned authorizations at start', () => {
     journal.recordOutcome(e.id, outcome);
   }
 
+  /**
+   * The meter session's capture C-O1 of authorization O1, sent and resolved by recovery's timeout void: its outcome
+   * journaled unknown first (`answered`), or the process gone before it was (a restart cut it off).
+   */
+  function captureVoidedByRecovery(
+    journal: SqliteJournal,
+    c: { amountMinor: number; currency: string; answered: boolean },
+  ): void {
+    const capture = journal.begin({
+      transactionId: 'C-O1',
+      service: 'capture',
+      comments: 'Parking Capture Less Than Auth',
+      method: 'POST',
+      path: '/pts/v2/payments/G-O1/captures',
+      body: Buffer.from('{}'),
+      referencedTransactionId: 'O1',
+      amountMinor: c.amountMinor,
+      currency: c.currency,
+      moneyMoving: true,
+    });
+    journal.markSent(capture.id);
+    if (c.answered) journal.recordOutcome(capture.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+    journal.resolve(capture.id, 'timeout-void');
+  }
+
   it('sends no reversal for one whose reversal was refused because it is released already; reverses the others', async () => {
     const { runner, journal, sent, advance } = setup(() => ({
       kind: 'approved',
@@ -630,21 +655,7 @@ describe('orphaned authorizations at start', () => {
     journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
     // Its session's capture lost its answer and recovery voided it; its capture window ended, the hold's release was
     // decided (the fee recorded for the operator), and that reversal was refused for good.
-    const capture = journal.begin({
-      transactionId: 'C-O1',
-      service: 'capture',
-      comments: 'Parking Capture Less Than Auth',
-      method: 'POST',
-      path: '/pts/v2/payments/G-O1/captures',
-      body: Buffer.from('{}'),
-      referencedTransactionId: 'O1',
-      amountMinor: 450,
-      currency: 'GBP',
-      moneyMoving: true,
-    });
-    journal.markSent(capture.id);
-    journal.recordOutcome(capture.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
-    journal.resolve(capture.id, 'timeout-void');
+    captureVoidedByRecovery(journal, { amountMinor: 450, currency: 'GBP', answered: true });
     journaled(journal, 'R-O1', { state: 'declined', reason: 'INVALID_AMOUNT' }, 'O1');
     advance(24 * 3_600_000);
     await runner().settle();
@@ -662,21 +673,7 @@ describe('orphaned authorizations at start', () => {
         { model: 'meter' },
       );
       journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
-      const capture = journal.begin({
-        transactionId: 'C-O1',
-        service: 'capture',
-        comments: 'Parking Capture Less Than Auth',
-        method: 'POST',
-        path: '/pts/v2/payments/G-O1/captures',
-        body: Buffer.from('{}'),
-        referencedTransactionId: 'O1',
-        amountMinor: 450,
-        currency: 'GBP',
-        moneyMoving: true,
-      });
-      journal.markSent(capture.id);
-      journal.recordOutcome(capture.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
-      journal.resolve(capture.id, 'timeout-void');
+      captureVoidedByRecovery(journal, { amountMinor: 450, currency: 'GBP', answered: true });
       // The session's follow-up, written with the unknown outcome: done when the capture window ended (the fee
       // recorded for the operator); the terminal stopped before the hold's release was journaled.
       const f = followUps.add({
@@ -713,20 +710,7 @@ describe('orphaned authorizations at start', () => {
       },
     );
     journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
-    const capture = journal.begin({
-      transactionId: 'C-O1',
-      service: 'capture',
-      comments: 'Parking Capture Less Than Auth',
-      method: 'POST',
-      path: '/pts/v2/payments/G-O1/captures',
-      body: Buffer.from('{}'),
-      referencedTransactionId: 'O1',
-      amountMinor: 752,
-      currency: 'JPY',
-      moneyMoving: true,
-    });
-    journal.markSent(capture.id);
-    journal.resolve(capture.id, 'timeout-void');
+    captureVoidedByRecovery(journal, { amountMinor: 752, currency: 'JPY', answered: false });
     await runner().settle();
     expect(
       sent

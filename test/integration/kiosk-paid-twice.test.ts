@@ -4,95 +4,19 @@
  * card sale (the terminal cannot refund a payment by link): voided, recorded for the operator. Real host, standalone
  * sandbox (it outlives the terminal), a relay that holds the gateway's notifications until it is let go, parking clock.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feeForStay } from '../../src/flows/tariff.js';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
-import { silentLogger } from '../../src/log/index.js';
-import { startSandbox } from '../../src/sandbox/index.js';
+import type { TerminalHost } from '../../src/host/terminal-host.js';
 import { hostedPageAnswer } from './link-harness.js';
-import {
-  insertTicket,
-  modelConfig,
-  ParkingClock,
-  sendEvent,
-  ticketPrinted,
-  waitForScreen,
-} from './models-harness.js';
+import { payStationBehindRelay } from './pay-station-relay.js';
+import { insertTicket, sendEvent, ticketPrinted, waitForScreen } from './models-harness.js';
 
 const closing: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (closing.length > 0) await closing.pop()?.();
 });
 
-/** A relay: the gateway POSTs to `/in`; `/out` hands over what it holds once `open` is set. */
-async function startRelay(): Promise<{ url: string; held: number; open: boolean }> {
-  const held: Array<{ headers: Record<string, string>; body: string }> = [];
-  const state = { open: false };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'POST' && req.url === '/in') {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-        held.push({ headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(200).end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ notifications: state.open ? held : [] }));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closing.push(() => new Promise<void>((r) => server.close(() => r())));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    get held() {
-      return held.length;
-    },
-    get open() {
-      return state.open;
-    },
-    set open(v: boolean) {
-      state.open = v;
-    },
-  };
-}
-
-/**
- * A pay station on its own sandbox, whose link notifications pass through a relay that holds them until opened;
- * `start` starts a terminal on its one working directory and clock, idle.
- */
-async function payStation() {
-  const relay = await startRelay();
-  const sandbox = await startSandbox({ port: 0, logger: silentLogger(), webhookUrl: `${relay.url}/in` });
-  closing.push(() => sandbox.close());
-  const config = modelConfig('kiosk', {
-    tariff: { dailyCapMinor: 2_021, graceMinutes: 10 },
-    links: { notifications: { relay: { url: `${relay.url}/out`, pollSeconds: 1 } } },
-  });
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-paid-twice-'));
-  closing.push(() => rmSync(cwd, { recursive: true, force: true }));
-  const clock = new ParkingClock();
-  const start = async (): Promise<TerminalHost> => {
-    const host = await createTerminalHost(config, {
-      logger: silentLogger(),
-      cwd,
-      parkingClock: clock,
-      gatewayUrlOverride: sandbox.url,
-    });
-    closing.push(() => host.close());
-    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
-    return host;
-  };
-  return { relay, sandbox, config, clock, start };
-}
+const payStation = () => payStationBehindRelay(closing, false);
 
 /** The fee on screen paid by card: approved, then Done, back to idle. */
 async function payByCard(host: TerminalHost): Promise<void> {

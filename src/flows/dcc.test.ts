@@ -1,7 +1,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
 import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
-import { convertAtOfferRate, dccMarginText, refundAtOfferRate, dccRateText, dccReceiptLines } from './dcc.js';
+import {
+  convertAtOfferRate,
+  dccMarginText,
+  localAmountsAtOfferRate,
+  refundAtOfferRate,
+  dccRateText,
+  dccReceiptLines,
+} from './dcc.js';
 import type { DccOfferSummary } from './effects.js';
 import { provideFlowEffects } from './provide.js';
 import type { FlowSettings } from './settings.js';
@@ -522,6 +529,53 @@ describe('refundAtOfferRate', () => {
       );
     }
     expect(refundAtOfferRate(0, 100, OFFER)).toBe(0);
+  });
+});
+
+describe('localAmountsAtOfferRate', () => {
+  // The sandbox's rates with its 3.5 % margin, each pair's hold of 10.00: USD and GBP cards of EUR and USD terminals.
+  const offers: DccOfferSummary[] = [
+    ['EUR', 'USD', '1.120388', 1_120],
+    ['EUR', 'GBP', '0.870642', 871],
+    ['EUR', 'JPY', '167.01795', 1_670],
+    ['USD', 'GBP', '0.804299', 804],
+  ].map(([localCurrency, billingCurrency, exchangeRate, billingAmountMinor]) => ({
+    ...OFFER,
+    localCurrency: String(localCurrency),
+    billingCurrency: String(billingCurrency),
+    exchangeRate: String(exchangeRate),
+    localAmountMinor: 1_000,
+    billingAmountMinor: Number(billingAmountMinor),
+  }));
+
+  it('finds every local amount below and above the offered one among those converting to its card amount', () => {
+    for (const offer of offers)
+      for (let local = 0; local <= 1_200; local += 1) {
+        const billing = convertAtOfferRate(local, offer);
+        const run = localAmountsAtOfferRate(billing, offer);
+        const where = `${local} ${offer.localCurrency} = ${billing} ${offer.billingCurrency}`;
+        expect(run, where).toBeDefined();
+        expect(convertAtOfferRate(run?.lowest ?? -1, offer), where).toBe(billing);
+        expect(convertAtOfferRate(run?.highest ?? -1, offer), where).toBe(billing);
+        if (local !== offer.localAmountMinor) {
+          expect(run?.lowest ?? Infinity, where).toBeLessThanOrEqual(local);
+          expect(run?.highest ?? -1, where).toBeGreaterThanOrEqual(local);
+        }
+      }
+  });
+
+  it('gives several local amounts where the card currency is worth more, and the offered one for the offered amount', () => {
+    const usdToGbp = offers[3]!;
+    // 0.02 and 0.03 USD are both 0.02 GBP at 0.804299 (0.0161 and 0.0241).
+    expect(localAmountsAtOfferRate(2, usdToGbp)).toEqual({ lowest: 2, highest: 3 });
+    expect(localAmountsAtOfferRate(804, usdToGbp)).toEqual({ lowest: 1_000, highest: 1_000 });
+  });
+
+  it('gives none for an amount no local amount converts to, a negative one or an unreadable rate', () => {
+    // 0.01 EUR is 2 JPY: nothing converts to 1 JPY.
+    expect(localAmountsAtOfferRate(1, offers[2]!)).toBeUndefined();
+    expect(localAmountsAtOfferRate(-1, OFFER)).toBeUndefined();
+    expect(localAmountsAtOfferRate(300, { ...OFFER, exchangeRate: '1,33' })).toBeUndefined();
   });
 });
 

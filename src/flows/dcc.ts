@@ -125,6 +125,57 @@ export function convertAtOfferRate(localMinor: number, offer: DccRate): number {
 }
 
 /**
+ * The local amounts that {@link convertAtOfferRate} converts to `billingMinor`, lowest and highest (more than one where
+ * the billing currency's minor unit is worth more than the local one's): the way back from a card-currency amount the
+ * terminal converted itself (a follow-on's, journaled in the card's currency) by the very rule that made it, so that
+ * converting the local amount again gives the same card amount. Undefined when no local amount converts to it (an
+ * amount the gateway chose, e.g. a partial approval), for a negative or non-integer amount or an unreadable rate.
+ * The conversion is non-decreasing below the offered local amount and above it (each side searched on its own: the
+ * offered amount converts to the gateway's own figure, which may lie off the rate's rounding by a unit).
+ */
+export function localAmountsAtOfferRate(
+  billingMinor: number,
+  offer: DccRate,
+): { lowest: number; highest: number } | undefined {
+  if (!Number.isSafeInteger(billingMinor) || billingMinor < 0) return undefined;
+  const convert = (localMinor: number): number => convertAtOfferRate(localMinor, offer);
+  try {
+    convert(offer.localAmountMinor + 1);
+  } catch {
+    return undefined;
+  }
+  const offered = offer.localAmountMinor;
+  /** The first local amount in [from, to] (to may be open: Infinity) that converts to at least `atLeast`. */
+  const firstReaching = (atLeast: number, from: number, to: number): number | undefined => {
+    let high = to;
+    if (!Number.isFinite(high)) {
+      high = Math.max(from, 1);
+      while (convert(high) < atLeast) {
+        if (high > Number.MAX_SAFE_INTEGER / 2) return undefined;
+        high *= 2;
+      }
+    } else if (from > high || convert(high) < atLeast) return undefined;
+    let low = from;
+    while (low < high) {
+      const mid = Math.floor((low + high) / 2);
+      if (convert(mid) >= atLeast) high = mid;
+      else low = mid + 1;
+    }
+    return low;
+  };
+  const runWithin = (from: number, to: number): { lowest: number; highest: number } | undefined => {
+    const lowest = firstReaching(billingMinor, from, to);
+    if (lowest === undefined || convert(lowest) !== billingMinor) return undefined;
+    const beyond = firstReaching(billingMinor + 1, lowest, to);
+    return { lowest, highest: beyond === undefined ? (Number.isFinite(to) ? to : lowest) : beyond - 1 };
+  };
+  if (billingMinor === offer.billingAmountMinor) return { lowest: offered, highest: offered };
+  return billingMinor < offer.billingAmountMinor
+    ? runWithin(0, offered - 1)
+    : runWithin(offered + 1, Number.POSITIVE_INFINITY);
+}
+
+/**
  * The card-currency amount of one refund of `localMinor` of a converted payment of which `refundedBeforeMinor` (local)
  * is refunded already, where the refund states it beside its local amount (processor family B's `foreignAmount`): the
  * card amount of everything refunded with it less that of everything refunded before it, at the offer's rate

@@ -5,6 +5,7 @@ import {
   type DccOfferInput,
   type DccOfferSummary,
   type DccTerms,
+  localAmountsAtOfferRate,
   type ServiceRequest as FlowRequest,
 } from '../flows/index.js';
 import type { GatewayClient } from '../gateway/client.js';
@@ -187,9 +188,13 @@ export function reversalAmount(
 }
 
 /**
- * An amount of the gateway's answer in the machines' local minor units. Family A answers a converted authorization in
- * the billing currency: the offered billing amount is the offered local price, any other (a partial approval) is
- * scaled by the offer's two amounts, rounded half up.
+ * An amount of the gateway's answer, or of a follow-on as the journal records it, in the machines' local minor units.
+ * Family A answers a converted authorization, and journals its follow-ons, in the billing currency: the offered billing
+ * amount is the offered local price; any other is a local amount that the terminal's one conversion rule
+ * ({@link convertAtOfferRate}) turns back into that same billing amount, when there is one (a capture or refund the
+ * terminal converted itself: sent again after a restart, it must carry the card amount it carried, not one more or
+ * less), the one nearest the amount scaled by the offer's two amounts when several are; an amount no local amount
+ * converts to (a partial approval, the gateway's figure) is scaled by the offer's two amounts, rounded half up.
  */
 export function localAmountOf(
   gatewayMinor: number | undefined,
@@ -201,7 +206,11 @@ export function localAmountOf(
   const { billingAmountMinor, localAmountMinor } = dcc.offer;
   if (gatewayMinor === billingAmountMinor) return localAmountMinor;
   const numerator = 2n * BigInt(gatewayMinor) * BigInt(localAmountMinor) + BigInt(billingAmountMinor);
-  return Number(numerator / (2n * BigInt(billingAmountMinor)));
+  const scaled = Number(numerator / (2n * BigInt(billingAmountMinor)));
+  const converting = localAmountsAtOfferRate(gatewayMinor, dcc.offer);
+  return converting === undefined
+    ? scaled
+    : Math.min(Math.max(scaled, converting.lowest), converting.highest);
 }
 
 /**

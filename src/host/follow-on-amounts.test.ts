@@ -22,6 +22,7 @@ import { SANDBOX_SHARED_SECRET, toSendOutcome } from './gateway-adapters.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 import { findTransaction } from './operator-desk.js';
 import { PaymentService } from './payments.js';
+import { captureRule, heldAmount } from '../sandbox/money-rules.js';
 import { journaledReceiptFacts } from './receipt-desk.js';
 import { buildReceipt, RECEIPT_LABELS, ReceiptFactsLog, receiptSettingsFromConfig } from './receipts.js';
 
@@ -782,4 +783,132 @@ describe('a capture for less than asked of a converted authorization, after a re
       expect(capture.outcome).toMatchObject({ kind: 'approved', gatewayId: 'CAP-1', authorizedMinor: 500 });
     });
   }
+});
+
+describe("a converted meter hold's capture cut off by a restart and resolved by recovery (family A)", () => {
+  // The sandbox's rates with its 3.5 % margin (src/sandbox/dcc.ts): 1 EUR = 1.120388 USD and 1 EUR = 0.870642 GBP. A
+  // hold of 10.00 EUR; the meter session's fee, captured from it below the authorization, is cut off by a restart and
+  // recovery's timeout void resolves it: the follow-up written at the next start captures the fee again, as the
+  // session's capture did. The capture had not reached the gateway (its void found nothing: the whole hold stands), or
+  // it had (its void answered the amount it voided: the capture released the rest of the hold, and its void gave back
+  // only what it took, so the hold is now that capture's card amount, and the follow-up's is all of it).
+  const meter = parseConfig({
+    terminal: {
+      model: 'meter',
+      currency: 'EUR',
+      country: 'DE',
+      countryNumeric: '276',
+      timezone: 'Europe/Berlin',
+    },
+    dcc: { enabled: true, processorFamily: 'A' },
+  });
+  const cases = [
+    // 2.37 EUR is 2.66 USD; 2.66 USD scaled back by the hold's two amounts is 2.38 EUR, which is 2.67 USD.
+    { billingCurrency: 'USD', exchangeRate: '1.120388', holdBilling: 1_120, feeMinor: 237, feeBilling: 266 },
+    // 2.60 EUR is 2.26 GBP; 2.26 GBP scaled back is 2.59 EUR, which is 2.25 GBP.
+    { billingCurrency: 'GBP', exchangeRate: '0.870642', holdBilling: 871, feeMinor: 260, feeBilling: 226 },
+  ];
+  for (const c of cases)
+    for (const reached of [false, true])
+      it(`captures the fee again for the card amount the cut-off capture carried, in ${c.billingCurrency}${reached ? ', all the hold still holds once that capture had reached the gateway' : ''}`, async () => {
+        const selection: DccSelection = {
+          indicator: '1',
+          offer: {
+            ...OFFER,
+            billingAmountMinor: c.holdBilling,
+            billingCurrency: c.billingCurrency,
+            exchangeRate: c.exchangeRate,
+          },
+        };
+        const decimal = (minor: number): string => (minor / 100).toFixed(2);
+        const stopped = new AbortController();
+        const sent: OutgoingRequest[] = [];
+        const answers: Answers = {
+          preauth: () => ({
+            id: 'AUTH-1',
+            status: 'AUTHORIZED',
+            orderInformation: {
+              amountDetails: { authorizedAmount: decimal(c.holdBilling), currency: c.billingCurrency },
+            },
+          }),
+          // Its answer comes after the machine stopped waiting (the process going down): journaled unknown.
+          capture: () => {
+            stopped.abort();
+            return { id: 'CAP-1', status: 'PENDING' };
+          },
+        };
+        const { journal, held, outcome, payments } = await approvedPreauth(answers, sent, selection);
+        // The session's capture: the fee at the offer's rate, journaled in the card's currency.
+        const cut = await payments.submit(
+          {
+            ...captureOfAll(held, outcome),
+            comments: 'Parking Capture Less Than Auth',
+            amountMinor: c.feeMinor,
+          },
+          { signal: stopped.signal },
+        );
+        expect(cut.outcome).toMatchObject({ kind: 'unknown' });
+        expect(journal.get(cut.entryId ?? 0)).toMatchObject({
+          service: 'capture',
+          amountMinor: c.feeBilling,
+          currency: c.billingCurrency,
+        });
+        // Recovery's timeout void of it, approved: nothing captured, the hold stands (reference/gateway.md §7).
+        const timeoutVoid = journal.begin({
+          transactionId: 'TV-1',
+          referencedTransactionId: cut.prepared?.transactionId ?? '',
+          service: 'timeout-void',
+          comments: 'VOID Timeout',
+          method: 'POST',
+          path: '/pts/v2/voids',
+          body: Buffer.from('{}'),
+          moneyMoving: true,
+          resolvesEntryId: cut.entryId ?? 0,
+        });
+        journal.markSent(timeoutVoid.id);
+        journal.recordOutcome(timeoutVoid.id, {
+          state: 'approved',
+          gatewayId: 'VOID-1',
+          ...(reached ? { authorizedMinor: c.feeBilling } : {}),
+        });
+        journal.resolve(cut.entryId ?? 0, 'timeout-void', timeoutVoid.id);
+
+        // The next start: nothing in memory.
+        const after = paymentService(journal, answers, sent, meter);
+        const open = new OpenAuthorizations({
+          config: meter,
+          journal,
+          holds: new HoldStore(journal),
+          followUps: new FollowUpStore(journal),
+          submit: async (r: ServiceRequest) => (await after.payments.submit(r)).outcome,
+          authorizedTotal: (tx) => after.payments.localAuthorizedTotal(tx),
+          toLocal: (tx, minor, currency) => after.payments.toLocal(tx, minor, currency),
+          now: () => new Date(),
+          logger: silentLogger(),
+        });
+        await open.settle();
+        const captures = sent.filter((r) => r.service === 'capture');
+        expect(captures).toHaveLength(2);
+        const again = JSON.parse(captures[1]?.body.toString('utf8') ?? '{}') as {
+          orderInformation?: { amountDetails?: Record<string, unknown> };
+        };
+        expect({
+          amountMinor: captures[1]?.amountMinor,
+          currency: captures[1]?.currency,
+          comments: captures[1]?.comments,
+          originalAmount: again.orderInformation?.amountDetails?.originalAmount,
+        }).toEqual({
+          amountMinor: c.feeBilling,
+          currency: c.billingCurrency,
+          comments: reached ? 'Parking Capture' : 'Parking Capture Less Than Auth',
+          originalAmount: decimal(c.feeMinor),
+        });
+        // What the gateway still holds takes it (the sandbox's money rule: one that exceeds it is refused for good).
+        const stillHeld = heldAmount({
+          authorized: c.holdBilling,
+          captured: 0,
+          reversed: reached ? c.holdBilling - c.feeBilling : 0,
+        });
+        expect(captureRule(stillHeld, captures[1]?.amountMinor ?? 0)).toMatchObject({ ok: true });
+      });
 });

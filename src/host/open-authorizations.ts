@@ -602,8 +602,9 @@ export class OpenAuthorizations {
       // the hold stands (a voided capture leaves it in place, gateway.md §7), and the fee is captured from it, once,
       // by a capture follow-up, within the capture window (captureFollowUp's rules), rather than released with the
       // hold. The same amount in the local currency the machines count in, as the session asked for it: a converted
-      // capture is journaled in the card's currency, and the follow-up's capture is converted again at the
-      // authorization's rate. Not once the hold's release was decided (a reversal of it journaled and refused for
+      // capture is journaled in the card's currency, and read back (toLocal) as a local amount that the one conversion
+      // rule of captures turns into that very card amount again, so the follow-up's capture carries what the session's
+      // did — not one minor unit more or less, which the hold left by a capture that reached the gateway would refuse. Not once the hold's release was decided (a reversal of it journaled and refused for
       // good), nor when a capture follow-up of it was done already (its capture window ended, say, and the terminal
       // stopped before the release was journaled; one left open is run by settle, above): the sweep reverses it below.
       const last = captures.at(-1);

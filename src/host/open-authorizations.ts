@@ -604,9 +604,10 @@ export class OpenAuthorizations {
       // hold. The same amount in the local currency the machines count in, as the session asked for it: a converted
       // capture is journaled in the card's currency, and read back (toLocal) as a local amount that the one conversion
       // rule of captures turns into that very card amount again, so the follow-up's capture carries what the session's
-      // did — not one minor unit more or less, which the hold left by a capture that reached the gateway would refuse. Not once the hold's release was decided (a reversal of it journaled and refused for
-      // good), nor when a capture follow-up of it was done already (its capture window ended, say, and the terminal
-      // stopped before the release was journaled; one left open is run by settle, above): the sweep reverses it below.
+      // did — not one minor unit more or less, which the hold left by a capture that reached the gateway would refuse.
+      // Not once the hold's release was decided (a reversal of it journaled and refused for good), nor when a capture
+      // follow-up of it was done already (its capture window ended, say, and the terminal stopped before the release
+      // was journaled; one left open is run by settle, above): the sweep reverses it below.
       const last = captures.at(-1);
       const lastLocal =
         last?.amountMinor === undefined || last.currency === undefined

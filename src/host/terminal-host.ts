@@ -91,7 +91,7 @@ import { gatewayAuthFromConfig, gatewayTransmitter } from './gateway-adapters.js
 import { settleConfiguredRotation } from './pending-rotation.js';
 import { HoldWatch } from './hold-watch.js';
 import { idleOf, type IdleVerdict } from './idle.js';
-import { loadOrCreateSecret } from './keys.js';
+import { loadFingerprintKey } from './keys.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 import { OperatorDesk } from './operator-desk.js';
 import { GeneratedPinFileError, OperatorPin } from './operator-pin.js';
@@ -297,13 +297,13 @@ export class TerminalHost implements TerminalApi {
     private readonly opened: Opened,
     private readonly baseUrl: string,
     private readonly now: () => Date,
-    paths: { fingerprintKey: string; atRestKey: Buffer; offlineKey: string },
+    paths: { fingerprintKey: Buffer; atRestKey: Buffer; offlineKey: string },
     private readonly parkingClock: { now(): number },
   ) {
     this.settings = flowSettingsFromConfig(config);
     this.language = new CustomerLanguage(config.terminal.locale);
     this.board = new StatusBoard(config);
-    this.cards = new CardStore(loadOrCreateSecret(paths.fingerprintKey));
+    this.cards = new CardStore(paths.fingerprintKey);
     this.pin = new OperatorPin(config.terminal.operatorPinFile, () => this.now().getTime());
     this.dcc = new DccOffers({ config, gateway, cards: this.cards, logger, now });
     this.holds = new HoldStore(journal);
@@ -815,6 +815,9 @@ export class TerminalHost implements TerminalApi {
         tagVaultPath: resolve(dirname(journalPath), 'authorization-tags.json'),
         key: atRestKey,
       });
+      // The card fingerprint key by the same rule as the at-rest key's file: one that holds no key is refused, never
+      // replaced; a missing one is created only for a journal (its former side files imported) that keeps no fingerprint.
+      const fingerprintKey = loadFingerprintKey(journal, resolve(dirname(journalPath), 'fingerprint.key'));
       // Payment-link notifications reach the terminal through its own listener, when configured; they are handed to
       // the link desk once it exists (no link can be paid before).
       let deliver: (n: LinkPaymentNotification) => void = () => {
@@ -917,7 +920,7 @@ export class TerminalHost implements TerminalApi {
         opened,
         baseUrl,
         now,
-        { fingerprintKey: resolve(dirname(journalPath), 'fingerprint.key'), atRestKey, offlineKey },
+        { fingerprintKey, atRestKey, offlineKey },
         options.parkingClock ?? { now: () => now().getTime() },
       );
       journalSyncFailed = () =>

@@ -109,7 +109,11 @@ function parseKeyText(text: string, path: string): Buffer {
   const t = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t, 'base64');
   if (key.length !== KEY_BYTES || (!/^[0-9a-fA-F]{64}$/.test(t) && !/^[A-Za-z0-9+/]{43}=$/.test(t)))
-    throw new JournalError('JOURNAL_KEY', `${path}: not a 32-byte key in hex (64 digits) or base64`);
+    throw new JournalError(
+      'JOURNAL_KEY',
+      `${path}: not a 32-byte key in hex (64 digits) or base64; restore the key file from a backup (the terminal ` +
+        'never replaces a key file: what was made under the key would no longer match)',
+    );
   return key;
 }
 
@@ -124,8 +128,9 @@ function keyText(key: Buffer): string {
  * that is empty or cut short, nor payments stored (each synced by the journal) under a key whose file the disk never
  * got: either would make them unreadable.
  */
-function createKeyFile(path: string): void {
+function createKeyFile(path: string, beforeCreate: (() => void) | undefined): void {
   if (existsSync(path)) return;
+  beforeCreate?.();
   writePrivateFileDurably(path, keyText(randomBytes(KEY_BYTES)), 'create');
 }
 
@@ -197,12 +202,26 @@ export function isFileKeyProvider(provider: KeyProvider): provider is FileKeyPro
   return typeof (provider as Partial<FileKeyProvider>).keyFile === 'string';
 }
 
+/** How {@link fileKeyProvider} names its file and when it may create it. */
+export interface KeyFileOptions {
+  /** The configuration key the file derives from, named in errors (default `offline.keyFile`). */
+  readonly configKey?: string;
+  /**
+   * Called when the file is absent, before a new key is created: throws (`JOURNAL_KEY`) when what is kept elsewhere
+   * was made under a key the file held, which a new key would not match.
+   */
+  readonly beforeCreate?: () => void;
+}
+
 /**
- * A key kept in a file readable only by the service user. The file is created with mode 0600 holding 64 hex digits,
- * whole and durably ({@link createKeyFile}; two processes starting together agree on one key); an existing file must
- * not be readable or writable by group or others (POSIX), otherwise the key is refused rather than used.
+ * A key kept in a file readable only by the service user: the one rule of the terminal's key files (the key for data
+ * at rest, the card fingerprint key of src/host/keys.ts). The file is created with mode 0600 holding 64 hex digits,
+ * whole and durably, only when it is absent ({@link createKeyFile}; two processes starting together agree on one key);
+ * an existing file must not be readable or writable by group or others (POSIX), and must hold a key: otherwise it is
+ * refused (`JOURNAL_KEY`), never used nor replaced.
  */
-export function fileKeyProvider(path: string): FileKeyProvider {
+export function fileKeyProvider(path: string, options: KeyFileOptions = {}): FileKeyProvider {
+  const configKey = options.configKey ?? 'offline.keyFile';
   let cached: Buffer | undefined;
   return {
     description: `key file ${path}`,
@@ -210,8 +229,9 @@ export function fileKeyProvider(path: string): FileKeyProvider {
     loadKey(): Buffer {
       if (cached) return cached;
       try {
-        createKeyFile(path);
+        createKeyFile(path, options.beforeCreate);
       } catch (e) {
+        if (e instanceof JournalError) throw e;
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
           throw new JournalError('JOURNAL_KEY', `${path}: cannot create the key file`, { cause: e });
       }
@@ -219,7 +239,7 @@ export function fileKeyProvider(path: string): FileKeyProvider {
       try {
         // The secret files' one rule: a file, accessible to its owner only (never a pipe or a device, whose read
         // waits for a writer that may never come).
-        assertPrivateFile(path, 'offline.keyFile');
+        assertPrivateFile(path, configKey);
         text = readFileSync(path, 'utf8');
       } catch (e) {
         if (e instanceof SecretFileError)

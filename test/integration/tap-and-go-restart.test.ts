@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VIRTUAL_CARDS } from '../../devices/sim/cards.js';
 import { scanForCardData } from '../crash/card-scan.js';
@@ -374,6 +374,30 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
     await exitPaid(second);
     expect(sentFor(second, holdId)).toEqual(['capture:approved']);
     expect(second.holds.size).toBe(0);
+  });
+
+  it('refuses a start whose card fingerprint key file holds no key, and captures the stay at the exit once it is restored', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    const keyFile = resolve(l.cwd, dirname(first.config.journal.path), 'fingerprint.key');
+    await first.close();
+    const key = readFileSync(keyFile, 'utf8');
+
+    // Cut short (a disk that lost its last write, a bad copy): a new key would match no stay of the journal.
+    writeFileSync(keyFile, '', { mode: 0o600 });
+    await expect(l.build()).rejects.toMatchObject({
+      code: 'JOURNAL_KEY',
+      message: expect.stringContaining(keyFile) as string,
+    });
+    expect(readFileSync(keyFile, 'utf8')).toBe('');
+
+    writeFileSync(keyFile, key, { mode: 0o600 });
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    l.clock.offsetMs = STAY_MS;
+    await exitPaid(second);
+    expect(sentFor(second, holdId)).toEqual(['capture:approved']);
   });
 });
 

@@ -117,9 +117,9 @@ function tryLayout(data: Uint8Array, withTrack3: boolean): ActivateReply | TlvEr
   try {
     nodes = decodeTlv(data.subarray(at));
   } catch (e) {
-    // The decoder's message names the tag and length bytes where it stopped; in a malformed card-data reply those can
-    // be bytes of the PAN or track data (a short length makes it read the value as tags). Only the code and the offset
-    // are kept, and the decoder's error is not attached as a cause (DESIGN.md: no card data in logs).
+    // The code and the offset in the reply (the decoder counts from the start of the TLVs). Neither message names a
+    // byte of the reply: in a malformed card-data reply a short length makes the decoder read the PAN or track data as
+    // tags and lengths (tlv.ts; DESIGN.md: no card data in logs).
     if (e instanceof TlvError)
       return new TlvError(e.code, `reply TLVs do not decode (${e.code})`, at + e.offset);
     throw e;

@@ -355,6 +355,47 @@ describe('ViVOtech2Reader', () => {
     expect(lines.filter((l) => l.includes('"level":40') && l.includes('READER_TIMEOUT'))).toHaveLength(1);
   });
 
+  it('takes no card read from inside a reply whose CRC is wrong, and logs the rejected frame without its data', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ destination: { write: (line: string) => void lines.push(line) } });
+    const t = new ScriptedTransport();
+    const reader = new ViVOtech2Reader(t, { ...OPTIONS, commandTimeoutMs: 50 }, logger);
+    readers.push(reader);
+    await reader.connect();
+    // A value the card chose (DF01) holds the bytes of a whole reply with a good CRC and another card number.
+    const inner = encodeReaderFrame({
+      cmd: 0x02,
+      status: 0x23,
+      data: encodeActivateReply({
+        track3Field: false,
+        de055Present: true,
+        tlvs: hexToBytes('5A085555555555554444'),
+      }),
+    });
+    const outer = encodeReaderFrame({
+      cmd: 0x02,
+      status: 0x23,
+      data: encodeActivateReply({
+        track3Field: false,
+        de055Present: true,
+        tlvs: hexToBytes(
+          `DF01${inner.length.toString(16).padStart(2, '0')}${Buffer.from(inner).toString('hex')}5A084761739001010119`,
+        ),
+      }),
+    });
+    outer[outer.length - 4] = (outer[outer.length - 4] as number) ^ 0x01;
+    t.answer = (f) => {
+      if (f.cmd === 0x02) t.events?.data(outer);
+      else t.reply(f.cmd, 0);
+    };
+    await expect(reader.activate({ ...ACTIVATE, timeoutSeconds: 1 })).rejects.toMatchObject({
+      code: 'READER_TIMEOUT',
+    });
+    const rejected = lines.filter((l) => l.includes('FRAME_BAD_CRC'));
+    expect(rejected).toHaveLength(1);
+    expect(lines.join('\n')).not.toMatch(/4761|5555|4444|0119/);
+  });
+
   /**
    * The first Cancel of a read: `unanswered` — the reader is stuck on the read, answers neither it nor the Cancel in
    * time, then wakes up and sends the read's result late; `refused` — the reader is in the middle of the card and

@@ -19,7 +19,7 @@ import {
   type CommandId,
   type Track3Layout,
 } from './commands.js';
-import { encodeHostFrame, type RawFrame } from './frame.js';
+import { encodeHostFrame, MAX_DATA_LENGTH, type FrameError, type RawFrame } from './frame.js';
 import { FrameParser } from './parser.js';
 import { errorForStatus, STATUS } from './status.js';
 
@@ -70,7 +70,7 @@ export function backoffDelay(attempt: number, initialMs: number, maxMs: number):
  */
 export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private connection: TransportConnection | undefined;
-  private readonly parser = new FrameParser('reader-to-host');
+  private readonly parser = new FrameParser('reader-to-host', MAX_DATA_LENGTH, (e) => this.onFrameError(e));
   private outstanding: Outstanding | undefined;
   private cancelWait: CancelWait | undefined;
   private state: ReaderHealth = 'disconnected';
@@ -93,6 +93,8 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private cancelUnanswered = false;
   /** Frames discarded because nothing was waiting for them (late replies after a cancel or timeout). */
   discardedFrames = 0;
+  /** Frames the parser rejected (wrong CRC, LEN above the limit, cut short); none of their bytes became a reply. */
+  rejectedFrames = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -200,6 +202,12 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
 
   private onData(chunk: Uint8Array): void {
     for (const frame of this.parser.push(chunk)) this.onFrame(frame);
+  }
+
+  /** A damaged frame on the line: a fault for the operator's log, by its code and offset only (it may hold card data). */
+  private onFrameError(error: FrameError): void {
+    this.rejectedFrames++;
+    this.logger?.warn({ code: error.code, offset: error.offset }, `reader: ${error.message}`);
   }
 
   private onFrame(frame: RawFrame): void {

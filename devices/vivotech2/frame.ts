@@ -49,7 +49,8 @@ export type FrameErrorCode =
   | 'FRAME_TRUNCATED' // fewer bytes than the header and LEN announce
   | 'FRAME_TRAILING' // bytes after the CRC
   | 'FRAME_TOO_LONG' // LEN above MAX_DATA_LENGTH, or data too long to encode
-  | 'FRAME_FIELD'; // a CMD/SUBCMD/STATUS outside 0–255
+  | 'FRAME_FIELD' // a CMD/SUBCMD/STATUS outside 0–255
+  | 'FRAME_BAD_CRC'; // a frame in a stream whose CRC does not match (FrameParser)
 
 /** A byte sequence that is not one ViVOtech2 frame. `offset` is the byte where the problem is. */
 export class FrameError extends Error {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { bytesToHex, hexToBytes } from '../../src/emv/index.js';
-import { encodeReaderFrame, FRAME_OVERHEAD, MAX_DATA_LENGTH, type RawFrame } from './frame.js';
+import {
+  encodeReaderFrame,
+  FRAME_OVERHEAD,
+  MAX_DATA_LENGTH,
+  type FrameError,
+  type RawFrame,
+} from './frame.js';
 import { FrameParser } from './parser.js';
 import { PING_REPLY, VENDOR_REPLY } from './testing/published-frames.js';
 import { xorshift32 } from '../../src/emv/testing/xorshift.js';
@@ -74,6 +80,42 @@ describe('FrameParser', () => {
     const frames = parser.push(concat(vendor.subarray(0, 50), hexToBytes(PING_REPLY)));
     expect(frames.map((f) => f.cmd)).toEqual([0x18]);
     expect(parser.pending).toBe(0);
+  });
+
+  /**
+   * An activate reply whose card data (a TLV value the card chose) holds a complete frame of its own: a "reply" with a
+   * good CRC and another card number. Only the outer frame is a reply; its bytes are never frames.
+   */
+  const NESTED = encodeReaderFrame({
+    cmd: 0x02,
+    status: 0x00,
+    data: hexToBytes('00 00 00 DF0125 ' + bytesToHex(nestedReply()) + ' 5A08 4761739001010119'),
+  });
+  function nestedReply(): Uint8Array {
+    return encodeReaderFrame({ cmd: 0x02, status: 0x00, data: hexToBytes('00 00 00 5A08 5555555555554444') });
+  }
+
+  it('takes no frame from inside a frame whose CRC is wrong, reports it, and finds the frame after it', () => {
+    const errors: FrameError[] = [];
+    const parser = new FrameParser('reader-to-host', MAX_DATA_LENGTH, (e) => errors.push(e));
+    const corrupt = NESTED.slice();
+    corrupt[corrupt.length - 4] = (corrupt[corrupt.length - 4] as number) ^ 0x01;
+    const frames = parser.push(concat(corrupt, hexToBytes(PING_REPLY)));
+    expect(frames.map((f) => f.cmd)).toEqual([0x18]);
+    expect(errors.map((e) => [e.code, e.offset])).toEqual([['FRAME_BAD_CRC', 0]]);
+    expect(parser.pending).toBe(0);
+  });
+
+  it('takes no frame from inside a frame whose LEN is wrong', () => {
+    const errors: FrameError[] = [];
+    const parser = new FrameParser('reader-to-host', MAX_DATA_LENGTH, (e) => errors.push(e));
+    for (const delta of [-3, +3]) {
+      const corrupt = NESTED.slice();
+      corrupt[13] = (corrupt[13] as number) + delta;
+      const frames = parser.push(concat(corrupt, hexToBytes(VENDOR_REPLY)));
+      expect(frames.map((f) => f.cmd)).toEqual([0x03]);
+    }
+    expect(errors.map((e) => e.code)).toEqual(['FRAME_BAD_CRC', 'FRAME_BAD_CRC']);
   });
 
   it('keeps data bytes equal to 00 (frames are delimited by LEN, not content)', () => {

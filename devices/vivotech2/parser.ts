@@ -3,6 +3,7 @@ import {
   FRAME_HEADER,
   FRAME_OVERHEAD,
   FRAME_PREFIX_LENGTH,
+  FrameError,
   MAX_DATA_LENGTH,
   headerMatchesAt,
   readCrc,
@@ -20,26 +21,51 @@ export interface ParserStats {
   oversize: number;
   /** Candidate frames abandoned because a complete valid frame started inside them. */
   abandoned: number;
+  /** Frames with a good CRC not taken because they lie inside the data of a frame whose CRC was wrong. */
+  nested: number;
   frames: number;
 }
 
 /**
  * Streaming ViVOtech2 frame parser (reader-protocol.md, Frame): feed it bytes as they arrive; it returns every complete
- * frame with a correct CRC. It resynchronises on the header after garbage, rejects frames with a wrong CRC (dropping
- * only their first byte, so that a real frame starting inside them is still found), and bounds LEN so that a corrupt
- * length cannot make it wait for bytes that never come. Memory is bounded by MAX_DATA_LENGTH plus one chunk.
+ * frame with a correct CRC. It resynchronises on the header after garbage, rejects frames with a wrong CRC, and bounds
+ * LEN so that a corrupt length cannot make it wait for bytes that never come. Memory is bounded by MAX_DATA_LENGTH plus
+ * one chunk.
  *
- * It never throws on any input.
+ * Nothing inside the data of a frame rejected for its CRC is taken as a frame. Card data (a TLV value the card chose)
+ * can hold the bytes of a whole frame with a good CRC; inside a good frame they are data, and a frame damaged on the
+ * line does not turn them into a reply. After such a frame the parser resynchronises on the next header from its
+ * second byte (its LEN may be the damaged byte), and takes a frame found there only when it does not lie inside the data
+ * the rejected frame's LEN declared: one that starts in its header or LEN, or runs past that end (a frame cut short and
+ * followed by the next one), is taken. A frame whose bytes have not all arrived is still abandoned for any complete
+ * frame with a good CRC found inside it, so that a frame cut short cannot hold back the answer behind it.
+ *
+ * Every rejected frame is reported to `onError` as a FrameError whose `offset` counts bytes from the start of the
+ * stream (the first byte pushed since the parser was made): FRAME_BAD_CRC, FRAME_TOO_LONG (LEN above the limit),
+ * FRAME_TRUNCATED (abandoned). It never throws on any input.
  */
 export class FrameParser {
   private buf = new Uint8Array(1024);
   private start = 0;
   private end = 0;
-  readonly stats: ParserStats = { garbageBytes: 0, badCrc: 0, oversize: 0, abandoned: 0, frames: 0 };
+  /** Stream offset of `buf[start]`: bytes consumed or dropped so far. */
+  private consumed = 0;
+  /** Stream offsets [from, to) of the data of the last frames rejected for their CRC: no frame inside is taken. */
+  private shieldFrom = 0;
+  private shieldTo = 0;
+  readonly stats: ParserStats = {
+    garbageBytes: 0,
+    badCrc: 0,
+    oversize: 0,
+    abandoned: 0,
+    nested: 0,
+    frames: 0,
+  };
 
   constructor(
     readonly direction: Direction,
     private readonly maxDataLength = MAX_DATA_LENGTH,
+    private readonly onError?: (error: FrameError) => void,
   ) {}
 
   /** Bytes held while waiting for the rest of a frame. */
@@ -49,6 +75,7 @@ export class FrameParser {
 
   /** Drops everything held: the driver calls it to resynchronise after a timeout. */
   reset(): void {
+    this.consumed += this.end - this.start;
     this.start = 0;
     this.end = 0;
   }
@@ -108,11 +135,50 @@ export class FrameParser {
       : 0;
   }
 
-  private drop(count: number, reason: 'garbageBytes' | 'badCrc' | 'oversize' | 'abandoned'): void {
+  private drop(count: number, reason: 'garbageBytes' | 'badCrc' | 'oversize' | 'abandoned' | 'nested'): void {
     this.stats[reason] += reason === 'garbageBytes' ? count : 1;
     if (reason !== 'garbageBytes') this.stats.garbageBytes += count;
+    this.consume(count);
+  }
+
+  private consume(count: number): void {
     this.start += count;
-    if (this.start === this.end) this.reset();
+    this.consumed += count;
+    if (this.start === this.end) {
+      this.start = 0;
+      this.end = 0;
+    }
+  }
+
+  /** Stream offset of `buf[at]`. */
+  private streamOffset(at: number): number {
+    return this.consumed + (at - this.start);
+  }
+
+  /** Whether the `size` bytes at `at` lie inside the data of a frame rejected for its CRC. */
+  private shielded(at: number, size: number): boolean {
+    const from = this.streamOffset(at);
+    return from >= this.shieldFrom && from + size <= this.shieldTo;
+  }
+
+  private shield(dataAt: number, len: number): void {
+    const from = this.streamOffset(dataAt);
+    const to = from + len;
+    if (from < this.shieldTo) {
+      this.shieldFrom = Math.min(this.shieldFrom, from);
+      this.shieldTo = Math.max(this.shieldTo, to);
+    } else {
+      this.shieldFrom = from;
+      this.shieldTo = to;
+    }
+  }
+
+  private reject(
+    code: 'FRAME_BAD_CRC' | 'FRAME_TOO_LONG' | 'FRAME_TRUNCATED',
+    message: string,
+    at: number,
+  ): void {
+    this.onError?.(new FrameError(code, message, this.streamOffset(at)));
   }
 
   private next(): RawFrame | undefined {
@@ -124,6 +190,7 @@ export class FrameParser {
       const at = this.start;
       const len = ((this.buf[at + 12] as number) << 8) | (this.buf[at + 13] as number);
       if (len > this.maxDataLength) {
+        this.reject('FRAME_TOO_LONG', `frame LEN ${len} exceeds the limit of ${this.maxDataLength}`, at);
         this.drop(1, 'oversize');
         continue;
       }
@@ -133,7 +200,9 @@ export class FrameParser {
         // to fill the truncated frame's LEN: if a complete frame with a good CRC starts inside, the truncated one is
         // abandoned (reader-protocol.md: resynchronise on the header).
         for (let i = this.seekHeader(at + 1); i < this.end; i = this.seekHeader(i + 1)) {
-          if (this.validFrameAt(i) > 0) {
+          const size = this.validFrameAt(i);
+          if (size > 0 && !this.shielded(i, size)) {
+            this.reject('FRAME_TRUNCATED', `frame of LEN ${len} cut short by the frame after it`, at);
             this.drop(i - at, 'abandoned');
             break;
           }
@@ -143,7 +212,14 @@ export class FrameParser {
       }
       const crcAt = at + FRAME_PREFIX_LENGTH + len;
       if (readCrc(this.buf, crcAt, this.direction) !== crc16CcittFalse(this.buf, at, crcAt)) {
+        this.reject('FRAME_BAD_CRC', `frame of LEN ${len} has a wrong CRC`, at);
+        this.shield(at + FRAME_PREFIX_LENGTH, len);
         this.drop(1, 'badCrc');
+        continue;
+      }
+      if (this.shielded(at, total)) {
+        // A good CRC inside the data of a frame rejected for its CRC: bytes of that frame, not a reply.
+        this.drop(1, 'nested');
         continue;
       }
       const frame: RawFrame = {
@@ -152,8 +228,7 @@ export class FrameParser {
         data: this.buf.slice(at + FRAME_PREFIX_LENGTH, crcAt),
       };
       this.stats.frames++;
-      this.start += total;
-      if (this.start === this.end) this.reset();
+      this.consume(total);
       return frame;
     }
   }

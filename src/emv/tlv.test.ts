@@ -279,6 +279,31 @@ describe('decodeTlv', () => {
     expect(errorOf(() => decodeHex('DF818181010100')).code).toBe('TLV_TAG_TOO_LONG');
   });
 
+  it('quotes no byte of a value in its messages when a short length makes it read card data as tags and lengths', () => {
+    // 5A (PAN 4761739001010119) and 57 (track 2 equivalent) whose lengths are cut short: the read, out of step, takes
+    // digits of the card number and the expiry for a tag and a length, which the message must not repeat, in hex or
+    // as the decimal length they make (errors.ts: messages name offsets, never values).
+    const cases: ReadonlyArray<{ hex: string; code: string; offset: number; card: readonly string[] }> = [
+      { hex: '5A02 4761 7390 0101 0119', code: 'TLV_BAD_LENGTH', offset: 5, card: ['73', '90'] },
+      { hex: '5A01 47 6173 9001', code: 'TLV_TRUNCATED_VALUE', offset: 3, card: ['61', '73', '115'] },
+      { hex: '5A01 47 6182 7390 01', code: 'TLV_TRUNCATED_VALUE', offset: 3, card: ['61', '82', '29584'] },
+      { hex: '5A02 4761 73', code: 'TLV_TRAILING_GARBAGE', offset: 4, card: ['73'] },
+      { hex: '5A02 4761 6182', code: 'TLV_TRAILING_GARBAGE', offset: 4, card: ['61', '82'] },
+      {
+        hex: '5708 4761739001010119 D22122011758928889',
+        code: 'TLV_TRUNCATED_VALUE',
+        offset: 10,
+        card: ['D2', '33'],
+      },
+    ];
+    for (const { hex, code, offset, card } of cases) {
+      const e = errorOf(() => decodeHex(hex));
+      expect({ hex, code: e.code, offset: e.offset }).toEqual({ hex, code, offset });
+      const told = `${e.message} ${JSON.stringify(e)}`;
+      for (const digits of card) expect(told, hex).not.toMatch(new RegExp(`\\b${digits}\\b`, 'i'));
+    }
+  });
+
   it('refuses a maxDepth outside 1-64 as a programming error', () => {
     expect(() => decodeTlv(new Uint8Array(), { maxDepth: 0 })).toThrow(RangeError);
     expect(() => decodeTlv(new Uint8Array(), { maxDepth: 65 })).toThrow(RangeError);

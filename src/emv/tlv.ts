@@ -2,6 +2,10 @@
  * BER-TLV as EMV uses it (EMV Book 3, Annex B; reference/emv.md "BER-TLV"): multi-byte tags, length forms
  * 1 / 81 / 82 / 83, constructed values decoded recursively with a depth bound, `00` padding between objects.
  * Pure functions: no I/O, no logging. Every malformed input is a {@link TlvError}; nothing else is thrown.
+ *
+ * Error messages name offsets and counts, never a tag, a length or any other byte of the input: once a short length
+ * puts the read out of step, the "tag" and "length" it stops at are bytes of a value (a PAN in 5A, track 2 in 57), and
+ * messages reach logs (DESIGN.md: no card data in logs).
  */
 import { MAX_TAG_BYTES, TlvError } from './errors.js';
 import { byteToHex, isCanonicalHex } from './hex.js';
@@ -108,7 +112,7 @@ function decodeList(
     if (pos >= end)
       throw new TlvError(
         shortCode ?? 'TLV_TRUNCATED_LENGTH',
-        `tag ${tag} at offset ${objStart} has no length`,
+        `the object at offset ${objStart} has no length`,
         objStart,
       );
     const lengthOffset = pos;
@@ -118,13 +122,13 @@ function decodeList(
       if (count === 0 || count > 3)
         throw new TlvError(
           'TLV_BAD_LENGTH',
-          `tag ${tag} at offset ${objStart} uses length form ${byteToHex(length)} (only 81, 82, 83 are allowed)`,
+          `the object at offset ${objStart} uses a length form other than 81, 82, 83 (offset ${lengthOffset})`,
           lengthOffset,
         );
       if (pos + count > end)
         throw new TlvError(
           shortCode ?? 'TLV_TRUNCATED_LENGTH',
-          `data ends inside the length of tag ${tag} at offset ${objStart}`,
+          `data ends inside the length of the object at offset ${objStart}`,
           objStart,
         );
       length = 0;
@@ -133,7 +137,7 @@ function decodeList(
     if (length > end - pos)
       throw new TlvError(
         'TLV_TRUNCATED_VALUE',
-        `tag ${tag} at offset ${objStart} declares ${length} bytes but ${end - pos} remain`,
+        `the object at offset ${objStart} declares more bytes than the ${end - pos} that remain`,
         objStart,
       );
 
@@ -141,7 +145,7 @@ function decodeList(
       if (depth + 1 > maxDepth && length > 0 && !onlyPadding(bytes, pos, pos + length))
         throw new TlvError(
           'TLV_TOO_DEEP',
-          `tag ${tag} at offset ${objStart} nests deeper than ${maxDepth}`,
+          `the template at offset ${objStart} nests deeper than ${maxDepth}`,
           objStart,
         );
       const children = depth + 1 > maxDepth ? [] : decodeList(bytes, pos, pos + length, depth + 1, maxDepth);

@@ -34,8 +34,8 @@ export function inspectEmvTags(hex: string): Map<string, string> {
   try {
     entries = flattenTlv(decodeTlv(hexToBytes(hex)));
   } catch (e) {
-    // The decoder's code and offset only: its message names the tag and length bytes where it stopped, which in a
-    // misaligned read are bytes of a value (a cause is logged with the error).
+    // The decoder's code and offset only; no byte of the field (in a misaligned read the decoder's "tag" and "length"
+    // are bytes of a value, which is why its own messages name none either: tlv.ts).
     if (!(e instanceof TlvError)) throw e;
     throw new GatewayInvalidRequestError(
       FIELD,

@@ -96,9 +96,12 @@ describe('TerminalApi over Electron IPC', () => {
     const api = createPreloadApi(w.renderer);
     await api.send({ type: 'SET_ACCESSIBILITY', on: true });
     await api.send({ type: 'SPEECH_STATE', id: 7, speaking: true });
+    // The window's page is a page of its own: its reports name it.
+    const page = (fake.speechStates.at(-1) as { page?: unknown }).page;
+    expect(page).toEqual(expect.any(Number));
     const told = fake.speechStates.length;
     for (const gone of w.target.pageGone) gone();
-    expect(fake.speechStates.slice(told)).toEqual([{ type: 'SPEECH_STATE', id: 7, speaking: false }]);
+    expect(fake.speechStates.slice(told)).toEqual([{ type: 'SPEECH_STATE', id: 7, speaking: false, page }]);
     // Told once; a page that said it stopped leaves nothing to tell when the window goes.
     await api.send({ type: 'SPEECH_STATE', id: 8, speaking: true });
     await api.send({ type: 'SPEECH_STATE', id: 8, speaking: false });

@@ -57,8 +57,7 @@ export function registerTerminalIpc(
     guard(event, () => {
       const parsed = userEventSchema.safeParse(arg);
       if (!parsed.success) return Promise.resolve(refused('BAD_REQUEST', 'not a UserEvent'));
-      speech.sent(parsed.data);
-      return host.send(parsed.data);
+      return host.send(speech.sent(parsed.data));
     }),
   );
   ipc.handle(IPC_CHANNELS.operator, (event, arg) =>

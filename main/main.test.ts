@@ -193,12 +193,14 @@ describe('Electron shell quit by a signal', () => {
 
 /**
  * Runs the Electron entry on a configuration of its own (with `terminal`), its window closed once it is open; answers
- * what it printed, and the generated PIN file's content while the window was open (`pinFile`, when given).
+ * what it printed, and the generated PIN file's content while the window was open (`pinFile`, when given). `output`,
+ * when given, is its standard output and error instead of the test's.
  */
 async function runEntry(
   terminal: Record<string, unknown>,
   stdoutIsTTY: boolean,
   pinFile?: (dir: string) => string,
+  output?: Writable,
 ): Promise<{ printed: string; pinWhileOpen: string | undefined; pinFileLeft: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'pt-electron-entry-'));
   const file = join(dir, 'terminal.json');
@@ -225,7 +227,7 @@ async function runEntry(
   electron.win = undefined as never;
   let pinWhileOpen: string | undefined;
   try {
-    const entry = electronEntry(stdout);
+    const entry = electronEntry(output ?? stdout, output ?? new Writable());
     await vi.waitFor(() => expect(electron.win).toBeDefined(), { timeout: 60_000, interval: 50 });
     if (pinPath !== undefined) pinWhileOpen = readFileSync(pinPath, 'utf8');
     electron.win.close();
@@ -255,5 +257,37 @@ describe('Electron entry', () => {
     expect(printed).not.toContain(pin);
     // Removed once the window has closed: the PIN in it opens nothing any more.
     expect(pinFileLeft).toBe(false);
+  }, 120_000);
+});
+
+/**
+ * A pipe whose reader has gone: every write fails with EPIPE. Node makes an 'error' event nobody listens to an
+ * uncaught exception; this stream records such an event instead (`unheard`), so that the test's process goes on.
+ */
+class PipeWithoutReader extends Writable {
+  readonly unheard: unknown[] = [];
+  constructor() {
+    super({
+      write(_chunk, _encoding, done) {
+        done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+  }
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'error' && this.listenerCount('error') === 0) {
+      this.unheard.push(args[0]);
+      return false;
+    }
+    return super.emit(event, ...args);
+  }
+}
+
+describe('Electron entry with broken standard streams', () => {
+  it('goes on when the reader of its standard output and error has gone: no write error is left unheard', async () => {
+    // Under systemd or `parking-terminal start`, whose reader may go away: an unheard EPIPE is an uncaught exception
+    // in the shell, which puts the terminal out of service.
+    const broken = new PipeWithoutReader();
+    await runEntry({}, false, undefined, broken);
+    expect(broken.unheard).toEqual([]);
   }, 120_000);
 });

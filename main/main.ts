@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/index.js';
-import { createLogger, type Logger } from '../src/log/index.js';
+import { createLogger, losingLinesWhenBroken, type Logger } from '../src/log/index.js';
 import type { TerminalApi } from '../src/host/api.js';
 import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer.js';
 import { lookupStatic } from '../src/host/bridge/static-files.js';
@@ -208,9 +208,15 @@ async function loadUpdater(): Promise<Updater> {
 /**
  * The Electron entry (`electron dist/main/main.js`, launched by `parking-terminal start`): builds a TerminalHost from
  * the configuration named by PARKING_TERMINAL_CONFIG (embedded defaults when empty) and runs the window.
- * PARKING_TERMINAL_KIOSK=0 opens a normal window instead of kiosk mode.
+ * PARKING_TERMINAL_KIOSK=0 opens a normal window instead of kiosk mode. `stdout` and `stderr` are the process's own
+ * (those `start` gave it, the service's journal under systemd), whose reader may go away: their lines are lost then,
+ * and the shell goes on.
  */
-export async function electronEntry(stdout: Pick<Writable, 'write'> = process.stdout): Promise<void> {
+export async function electronEntry(
+  stdout: Writable = process.stdout,
+  stderr: Writable = process.stderr,
+): Promise<void> {
+  losingLinesWhenBroken(stdout, stderr);
   const configFile = process.env.PARKING_TERMINAL_CONFIG || undefined;
   const config = loadConfig(configFile);
   const logger = createLogger({

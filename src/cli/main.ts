@@ -3,11 +3,11 @@ import { ConfigError } from '../config/index.js';
 import { SecretFileError } from '../config/secret-file.js';
 import { GatewayAuthError } from '../gateway/errors.js';
 import { appVersion } from '../host/app-version.js';
+import { losingLinesWhenBroken } from '../log/index.js';
 import { COMMANDS } from './commands/index.js';
 import {
   EXIT_FINDINGS,
   EXIT_USAGE,
-  losingLinesWhenBroken,
   outputTaken,
   printError,
   UsageError,

@@ -38,16 +38,6 @@ export interface ProcessBoundary {
 export const OUTPUT_TAKEN_LIMIT_MS = 5_000;
 
 /**
- * The process's own standard output and error, made safe to write to once broken: a write to a pipe whose reader has
- * gone fails (EPIPE), and the stream reports it as an 'error' event that, unheard, is an uncaught exception — a
- * terminal put out of service, or a stack trace and exit 1 at the end of a clean stop. Their lines are lost from
- * then on; the command goes on and exits with its own code.
- */
-export function losingLinesWhenBroken(...streams: Writable[]): void {
-  for (const stream of streams) stream.on('error', () => undefined);
-}
-
-/**
  * Resolves once `stream` has taken what was written to it (or failed), or after `limitMs` when it does not (a full
  * pipe nobody reads).
  */

@@ -464,8 +464,13 @@ export type UserEvent =
    * the terminal speaks itself, `id` is not an utterance given out to this customer, or (`speaking` true) is not the
    * one being said now. Not the customer's activity. A transport whose page goes away (its socket closed) reports
    * the end of what that page last said it was saying.
+   *
+   * `page`: which page reports, when more than one is open (the kiosk screen, a second page on the bridge) — set by
+   * the transport that carries the page's events (src/host/bridge/page-speech.ts), never by the page, whose event
+   * carrying it is refused (the bridge's and the IPC's schema). Each page's report is of its own speech only: the
+   * screen is held while any page says it. Absent, the report is of the one page an in-process caller is.
    */
-  | { type: 'SPEECH_STATE'; id: number; speaking: boolean }
+  | { type: 'SPEECH_STATE'; id: number; speaking: boolean; page?: number }
   /**
    * The customer is typing on a timed screen ({@link TIMED_SCREENS}) what stays on the page until Continue (a key of
    * the screen keypad, a character in a field, a move between controls): the time limit starts again. While "Do you

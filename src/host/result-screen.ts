@@ -11,9 +11,10 @@
  * whatever the speaker does (one that never reports an end included) — and the host ends the screen sooner by DONE,
  * the customer's own event, which on every result screen goes to idle and nowhere else. A result screen comes up once
  * the outcome is journaled: its time is the customer's only, never a payment's. The terminal's own speaker
- * (espeak-ng) reports when an utterance ends; with `platform` speech the page reports when it starts and stops saying
- * one (SPEECH_STATE), and a page that reports nothing (no speech synthesis, gone) leaves the screen its time — the
- * time runs whenever nothing is being said. A page that never reports an end holds it no longer than the bound.
+ * (espeak-ng) reports when an utterance ends; with `platform` speech each page reports when it starts and stops
+ * saying one (SPEECH_STATE), the screen held while any page says it, and a page that reports nothing (no speech
+ * synthesis, gone) leaves the screen its time — the time runs whenever nothing is being said. A page that never
+ * reports an end holds it no longer than the bound.
  */
 
 /**

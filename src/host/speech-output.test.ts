@@ -316,6 +316,28 @@ describe('speech output of the customer screens', () => {
     expect(out.pageSpeaking(failed, true)).toBe(false);
   });
 
+  it('knows the screen is said while any page says it: one page’s end is its own', async () => {
+    let quiet = 0;
+    const settings = parseConfig({}).customer.speech;
+    const out = new SpeechOutput(settings, silentLogger(), undefined, () => (quiet += 1));
+    out.observe(IDLE, true);
+    await new Promise((r) => setImmediate(r));
+    const id = out.view()?.id ?? 0;
+    const [kiosk, second] = [1, 2];
+    const before = quiet;
+    expect(out.pageSpeaking(id, true, kiosk)).toBe(true);
+    expect(out.pageSpeaking(id, true, second)).toBe(true);
+    expect(out.pageSpeaking(id, false, second)).toBe(true);
+    expect(out.speaking).toBe(true);
+    expect(quiet).toBe(before);
+    // The end from a page that said nothing changes nothing either (a page gone that had stopped already).
+    expect(out.pageSpeaking(id, false, 3)).toBe(true);
+    expect(out.speaking).toBe(true);
+    expect(out.pageSpeaking(id, false, kiosk)).toBe(true);
+    expect(out.speaking).toBe(false);
+    expect(quiet).toBe(before + 1);
+  });
+
   it('takes no report from a page when the terminal speaks itself', () => {
     const { out } = output();
     out.observe(IDLE, true);

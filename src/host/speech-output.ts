@@ -36,8 +36,11 @@ export class SpeechOutput {
   /** Counts utterances: only the end of the last one said ends the speech ({@link speaking}). */
   private turn = 0;
   private talking = false;
-  /** The utterance the page says it is saying (`platform`: {@link pageSpeaking}); undefined when it says none. */
-  private pageSays: number | undefined;
+  /**
+   * The utterance each page says it is saying (`platform`: {@link pageSpeaking}), by page; a page that says none has
+   * no entry.
+   */
+  private readonly pagesSay = new Map<number, number>();
 
   /**
    * `onQuiet`: told when the speech ends — the last utterance said to the end, stopped, or not said at all (never
@@ -55,34 +58,36 @@ export class SpeechOutput {
 
   /**
    * Whether something is being said to the customer now: an utterance the terminal's own speaker has not reported the
-   * end of (espeak-ng), or one the page has said it is saying and has not said it stopped ({@link pageSpeaking}). The
-   * renderer's speaker (`platform`) reports every utterance ended at once: only the page knows.
+   * end of (espeak-ng), or one a page has said it is saying and has not said it stopped ({@link pageSpeaking}). The
+   * renderer's speaker (`platform`) reports every utterance ended at once: only the pages know.
    */
   get speaking(): boolean {
-    return this.talking || this.pageSays !== undefined;
+    return this.talking || this.pagesSay.size > 0;
   }
 
   /**
-   * The page's report on its own speech (`platform`; the SPEECH_STATE event): it has started saying utterance `id`
-   * (`speaking`), or has stopped saying it — said to the end, stopped, or not said at all. The end of the utterance the
-   * page last said it was saying, or of a later one (which cut it off), ends the speech; the end of an earlier one,
-   * reported late, does not. The end is told as the terminal's own speaker's is (`onQuiet`). False, and
-   * nothing changes, when the page does not speak here (the terminal does, or nobody), nothing is said to this
-   * customer, `id` was never given out, or a start is not of the utterance given out last (a late one).
+   * A page's report on its own speech (`platform`; the SPEECH_STATE event): `page` (one per socket or window; see
+   * the event) has started saying utterance `id` (`speaking`), or has stopped saying it — said to the end, stopped,
+   * or not said at all. The end of the utterance that page last said it was saying, or of a later one (which cut it
+   * off), ends that page's speech; the end of an earlier one, reported late, does not; another page's speech goes on.
+   * Once no page is saying anything the end is told as the terminal's own speaker's is (`onQuiet`). False, and nothing
+   * changes, when the pages do not speak here (the terminal does, or nobody), nothing is said to this customer, `id`
+   * was never given out, or a start is not of the utterance given out last (a late one).
    */
-  pageSpeaking(id: number, speaking: boolean): boolean {
+  pageSpeaking(id: number, speaking: boolean, page = 0): boolean {
     const said = this.said;
     if (said === undefined || this.speaker.by !== 'renderer' || id < 1 || id > said.id) return false;
     if (speaking) {
       if (id !== said.id) return false;
-      this.pageSays = id;
+      this.pagesSay.set(page, id);
       return true;
     }
     // The end of a later utterance than the one the page said it was saying ends that one too (it was cut off, and the
     // page tells only the end of what it says last): one that failed before it started, say.
-    if (this.pageSays === undefined || id < this.pageSays) return true;
-    this.pageSays = undefined;
-    this.onQuiet?.();
+    const says = this.pagesSay.get(page);
+    if (says === undefined || id < says) return true;
+    this.pagesSay.delete(page);
+    if (this.pagesSay.size === 0) this.onQuiet?.();
     return true;
   }
 
@@ -187,7 +192,7 @@ export class SpeechOutput {
   end(): void {
     if (this.said) this.speaker.stop();
     this.said = undefined;
-    this.pageSays = undefined;
+    this.pagesSay.clear();
     this.screenRuns = undefined;
     this.lastView = undefined;
     this.volume = this.settings.volume;

@@ -1591,12 +1591,12 @@ export class TerminalHost implements TerminalApi {
   }
 
   /**
-   * The page's report on its own speech (`platform`), in every phase: a result screen stays while the page says it
+   * A page's report on its own speech (`platform`), in every phase: a result screen stays while any page says it
    * (src/host/result-screen.ts). Refused without a word: a spoken refusal would be a new utterance for the page to say
    * and report on. Not the customer's activity, and nothing anyone sees changes (no snapshot).
    */
-  private pageSpeech(id: number, speaking: boolean): Result<TerminalSnapshot> {
-    if (!this.accessible || !this.speech.pageSpeaking(id, speaking))
+  private pageSpeech(id: number, speaking: boolean, page?: number): Result<TerminalSnapshot> {
+    if (!this.accessible || !this.speech.pageSpeaking(id, speaking, page))
       return fail(
         'NOT_ALLOWED_NOW',
         'no such speech: speech is off, the terminal speaks itself, or the utterance is not the one given out',
@@ -1656,7 +1656,8 @@ export class TerminalHost implements TerminalApi {
   send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
     // The language is the customer's on every screen, out of service included (presentation, never the machines').
     if (event.type === 'SET_LANGUAGE') return Promise.resolve(this.setLanguage(event.locale));
-    if (event.type === 'SPEECH_STATE') return Promise.resolve(this.pageSpeech(event.id, event.speaking));
+    if (event.type === 'SPEECH_STATE')
+      return Promise.resolve(this.pageSpeech(event.id, event.speaking, event.page));
     // Typing on a page that takes no customer: nothing is timed. Refused without a word, as an echo is: a spoken
     // refusal would talk over the customer every five seconds.
     if (event.type === 'ACTIVITY' && (this.phase !== 'ready' || !this.runtime))

@@ -10,12 +10,17 @@ import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import type { Result, TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { waitFor } from '../../src/host/drive.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { startBridge } from '../../src/host/bridge/server.js';
 import { silentLogger } from '../../src/log/index.js';
 import { CATALOGUES } from '../../src/i18n/index.js';
+import { makeStaticDir, openSocket, ownHost, SocketLog } from '../e2e/bridge-client.js';
 
 let host: TerminalHost | undefined;
+/** What else a test opened, closed after it. */
+const opened: (() => Promise<void>)[] = [];
 afterEach(async () => {
   vi.useRealTimers();
+  for (const close of opened.splice(0).reverse()) await close();
   await host?.close();
   host = undefined;
 });
@@ -259,5 +264,86 @@ describe('speech output on the terminal', () => {
     }
     const after = await h.snapshot();
     expect(after.ok && after.value.seq).toBe(said.ok && said.value.seq);
+  });
+});
+
+describe('speech output said by more than one page', () => {
+  /** Pages on the terminal's headless bridge (the kiosk screen, a second browser page): each its own socket. */
+  async function bridgePages(h: TerminalHost) {
+    const dir = await makeStaticDir();
+    opened.push(() => dir.cleanup());
+    const bridge = await startBridge(h, { port: 0, staticDir: dir.staticDir });
+    opened.push(() => bridge.close());
+    let request = 0;
+    return async () => {
+      const outcome = await openSocket(bridge.port, `/ws?s=${bridge.secret}`, {
+        ...ownHost(bridge.port),
+        Origin: `http://127.0.0.1:${bridge.port}`,
+      });
+      if (!outcome.opened) throw new Error(`refused with ${outcome.status}`);
+      const log = new SocketLog(outcome.socket);
+      opened.push(() => Promise.resolve(log.socket.close()));
+      return {
+        /** The page's report on utterance `id` (SPEECH_STATE), answered. */
+        says: async (id: number, speaking: boolean): Promise<void> => {
+          request += 1;
+          await log.ask(
+            JSON.stringify({ id: request, method: 'send', params: { type: 'SPEECH_STATE', id, speaking } }),
+            request,
+          );
+        },
+        /** The page goes away (its socket closed), once the bridge has seen it go. */
+        gone: async (): Promise<void> => {
+          const closed = new Promise((r) => log.socket.once('close', r));
+          log.socket.close();
+          await closed;
+        },
+      };
+    };
+  }
+
+  it('holds the result screen while any page still says it: another page’s end, or its going away, ends nothing', async () => {
+    const h = await start();
+    const page = await bridgePages(h);
+    const kiosk = await page();
+    const second = await page();
+    // A page with no speech synthesis: it never says anything, and holds nothing.
+    await page();
+    const shown = await approvedSale(h);
+    expect(shown.customer.screen).toBe('approved');
+    const id = shown.customer.speech?.id ?? 0;
+
+    await kiosk.says(id, true);
+    await second.says(id, true);
+    // The second page has said it all: the kiosk screen is still saying it.
+    await second.says(id, false);
+    expect(h.speech.speaking).toBe(true);
+    // The second page says it again (its repeat key) and goes away meanwhile: it says nothing any more, the kiosk does.
+    await second.says(id, true);
+    await second.gone();
+    await expect.poll(() => h.speech.speaking).toBe(true);
+    expect(await screenOf(h)).toBe('approved');
+    // The last page saying it has said it to the end: the result time runs.
+    await kiosk.says(id, false);
+    expect(h.speech.speaking).toBe(false);
+  });
+
+  it('takes one page’s end of what it says, however late, as that page’s only', async () => {
+    const h = await start();
+    const page = await bridgePages(h);
+    const kiosk = await page();
+    const second = await page();
+    const shown = await approvedSale(h);
+    const first = shown.customer.speech?.id ?? 0;
+    await kiosk.says(first, true);
+    // The repeat key: a new utterance, which the second page starts while the kiosk's end of the first is on its way.
+    const repeated = await send(h, { type: 'SPEECH', command: 'repeat' });
+    const next = repeated.customer.speech?.id ?? 0;
+    expect(next).toBeGreaterThan(first);
+    await second.says(next, true);
+    await kiosk.says(next, false);
+    expect(h.speech.speaking).toBe(true);
+    await second.says(next, false);
+    expect(h.speech.speaking).toBe(false);
   });
 });

@@ -247,17 +247,24 @@ describe('bridge WebSocket', () => {
     const silent = await connect();
     const ask = (log: SocketLog, id: number, event: object): Promise<WsMessage> =>
       log.ask(JSON.stringify({ id, method: 'send', params: event }), id);
+    const first = fake.speechStates.length;
     await ask(speaking, 1, report(3, true));
     await ask(speaking, 2, report(3, false));
     await ask(speaking, 3, report(4, true));
     await ask(silent, 1, report(2, true));
     await ask(silent, 2, report(2, false));
+    // Each page's reports name the page they are from, one of its own.
+    const pageOf = (i: number): unknown => (fake.speechStates[first + i] as { page?: unknown }).page;
+    expect(pageOf(0)).toEqual(expect.any(Number));
+    expect([pageOf(1), pageOf(2)]).toEqual([pageOf(0), pageOf(0)]);
+    expect(pageOf(3)).not.toBe(pageOf(0));
     const told = fake.speechStates.length;
     speaking.socket.close();
     silent.socket.close();
     await expect.poll(() => fake.subscribers).toBe(0);
-    // The page still saying utterance 4 is gone: its end is told, once; the other page had said all it said.
-    expect(fake.speechStates.slice(told)).toEqual([report(4, false)]);
+    // The page still saying utterance 4 is gone: its end is told, once, as its own; the other page had said all it
+    // said.
+    expect(fake.speechStates.slice(told)).toEqual([{ ...report(4, false), page: pageOf(0) }]);
   });
 
   it.each([
@@ -307,6 +314,12 @@ describe('bridge WebSocket', () => {
       'a speech report that is neither a start nor an end',
       '{"id": 15, "method": "send", "params": {"type": "SPEECH_STATE", "id": 1, "speaking": "yes"}}',
       15,
+      'BAD_REQUEST',
+    ],
+    [
+      'a speech report naming a page (the transport names it)',
+      '{"id": 17, "method": "send", "params": {"type": "SPEECH_STATE", "id": 1, "speaking": false, "page": 1}}',
+      17,
       'BAD_REQUEST',
     ],
     [

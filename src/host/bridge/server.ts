@@ -376,8 +376,11 @@ export async function startCustomerBridge(api: CustomerApi, options: BridgeOptio
         return;
       }
       inFlight += 1;
-      if (parsed.request.method === 'send') speech.sent(parsed.request.params);
-      void answer(parsed.request).then((reply) => {
+      const request: WsRequest =
+        parsed.request.method === 'send'
+          ? { ...parsed.request, params: speech.sent(parsed.request.params) }
+          : parsed.request;
+      void answer(request).then((reply) => {
         inFlight -= 1;
         send(ws, reply);
       });

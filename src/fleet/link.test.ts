@@ -400,6 +400,108 @@ describe('the id a refusal names', () => {
   });
 });
 
+describe('the acknowledgement of a command (PUBACK)', () => {
+  it('goes out once its claim or its refusal is recorded, not after it ran; never when the journal refused the write', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    fake.disconnected = false;
+    const recorded: string[] = [];
+    let journalFull = false;
+    const write = (what: string): void => {
+      if (journalFull) throw new Error('SQLITE_FULL: database or disk is full');
+      recorded.push(what);
+    };
+    let endRun: (() => void) | undefined;
+    const terminal = testTerminal({
+      claimCommand: ({ id }) => {
+        write(`claim ${id}`);
+        return { fresh: true };
+      },
+      finishCommand: () => undefined,
+      execute: () => new Promise((resolve) => (endRun = () => resolve({ ok: true }))),
+      audit: (entry) => write(`audit ${entry.id} ${entry.code}`),
+    });
+    const link = startLink(terminal, KEY);
+    // As MQTT.js delivers a QoS 1 message: the 'message' event, then `handleMessage`, whose callback sends the PUBACK
+    // (or, given an error, sends none).
+    const client = fake as unknown as {
+      handleMessage: (packet: object, callback: (err?: Error) => void) => void;
+    };
+    const acknowledged = (payload: string) =>
+      new Promise<{ err: Error | undefined; recorded: string[] }>((resolve) => {
+        const packet = { cmd: 'publish', qos: 1, retain: false };
+        fake.emit('message', 'parking/PT000001/commands', Buffer.from(payload), packet);
+        client.handleMessage(packet, (err) => resolve({ err, recorded: [...recorded] }));
+      });
+    expect(await acknowledged(signed('ack-1', 'flush-queue', {}, KEY))).toEqual({
+      err: undefined,
+      recorded: ['claim ack-1'],
+    });
+    // A stranger's command: acknowledged once its refusal is audited, so that the broker does not deliver it again.
+    expect(await acknowledged(nestedCommand(1))).toEqual({
+      err: undefined,
+      recorded: ['claim ack-1', 'audit stranger-1 BAD_SIGNATURE'],
+    });
+    journalFull = true;
+    expect((await acknowledged(signed('ack-2', 'flush-queue', {}, KEY))).err).toBeInstanceOf(Error);
+    expect((await acknowledged(nestedCommand(1))).err).toBeInstanceOf(Error);
+    journalFull = false;
+    endRun?.();
+    await link.close();
+    expect(recorded).toEqual(['claim ack-1', 'audit stranger-1 BAD_SIGNATURE', 'audit ack-1 OK']);
+  });
+});
+
+describe('a command claimed while another runs', () => {
+  it('is refused EXPIRED, not begun, when its turn comes past its signed expiry', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    fake.disconnected = false;
+    let clock = Date.now();
+    const ran: string[] = [];
+    const claimed: string[] = [];
+    const audits: Array<{ id: string | null; code: string }> = [];
+    let endRun: (() => void) | undefined;
+    const terminal = testTerminal({
+      claimCommand: ({ id }) => {
+        claimed.push(id);
+        return { fresh: true };
+      },
+      finishCommand: () => undefined,
+      execute: (command) => {
+        ran.push(command);
+        return new Promise((resolve) => (endRun = () => resolve({ ok: true })));
+      },
+      audit: (entry) => void audits.push(entry),
+    });
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+      now: () => new Date(clock),
+    });
+    fake.emit(
+      'message',
+      'parking/PT000001/commands',
+      Buffer.from(signed('long-1', 'rerun-recovery', {}, KEY)),
+    );
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed('next-1', 'flush-queue', {}, KEY)));
+    while (claimed.length < 2) await new Promise((r) => setImmediate(r));
+    // Both claimed by now; the first runs two minutes, past the second's expiry (a minute after it was signed).
+    clock += 120_000;
+    endRun?.();
+    await link.close();
+    expect(ran).toEqual(['rerun-recovery']);
+    expect(audits.map((a) => [a.id, a.code])).toEqual([
+      ['long-1', 'OK'],
+      ['next-1', 'EXPIRED'],
+    ]);
+  });
+});
+
 describe('a redelivery of a command whose end was never recorded', () => {
   it('is answered DUPLICATE without saying it was carried out: it began, and the terminal stopped during it', async () => {
     fake.published = [];

@@ -220,8 +220,12 @@ export class FleetLink {
   private readonly heartbeatTimer: NodeJS.Timeout;
   private readonly stopEvents: () => void;
   private readonly pendingEvents: string[] = [];
-  /** Commands run one after the other, in the order they arrive. */
+  /** Commands received, each claimed or refused in the order they arrive (see {@link received}). */
+  private receipts: Promise<void> = Promise.resolve();
+  /** The commands claimed, run one after the other in the order they arrive. */
   private commandChain: Promise<void> = Promise.resolve();
+  /** The recording of each command delivered, by its packet: its acknowledgement waits for it. */
+  private readonly recordings = new WeakMap<object, Promise<void>>();
   /** Refusals of unsigned messages answered; monotonic time, so that the wall clock jumping changes nothing. */
   private readonly strangerRefusals = new TokenBucket(STRANGER_REFUSALS_BURST, STRANGER_REFUSALS_PER_SECOND);
   /** Audit records of signed commands' repeatable refusals; monotonic time too. */
@@ -268,8 +272,27 @@ export class FleetLink {
     this.backoff = backoff;
     client.on('connect', () => this.connected());
     client.on('message', (topic, payload, packet) => {
-      if (topic === this.topics.commands) this.received(payload, packet.retain);
+      if (topic === this.topics.commands) this.recordings.set(packet, this.received(payload, packet.retain));
     });
+    // MQTT.js acknowledges a QoS 1 message (PUBACK) once `handleMessage` calls back, after the 'message' event: held
+    // until the command is claimed or its refusal recorded, so that a terminal stopped before has the broker deliver
+    // it again to its session (a refusal recorded is acknowledged: never delivered again). A recording that failed (a
+    // journal that takes no more writes) is not acknowledged: an error skips the PUBACK, and the broker delivers the
+    // command again at the next connection. (`customHandleAcks` would do it under MQTT 5 only: MQTT.js replaces it
+    // with an immediate acknowledgement under MQTT 3.1.1, `fleet.mqttVersion` 4.) MQTT.js reads no further packet
+    // until the callback: the recording never waits for a command to run.
+    client.handleMessage = (packet, callback) => {
+      const recording = this.recordings.get(packet);
+      if (recording === undefined) {
+        callback();
+        return;
+      }
+      this.recordings.delete(packet);
+      recording.then(
+        () => callback(),
+        (err: unknown) => callback(err instanceof Error ? err : new Error(String(err))),
+      );
+    };
     client.on('error', (err) => options.logger.warn({ err: { message: err.message } }, 'fleet broker error'));
     client.on('close', () => {
       if (!this.closed) options.logger.debug('fleet broker connection closed; reconnecting with backoff');
@@ -352,16 +375,24 @@ export class FleetLink {
     }
   }
 
-  /** `retained`: the packet's RETAIN flag — sent by the broker from its retained store, at a subscription. */
-  private received(payload: Buffer, retained: boolean): void {
+  /**
+   * Takes a message of the commands topic: resolves once it is claimed or its refusal recorded ({@link record}), the
+   * command itself queued to run after those before it; rejects when that could not be recorded (not acknowledged).
+   * `retained`: the packet's RETAIN flag — sent by the broker from its retained store, at a subscription.
+   */
+  private received(payload: Buffer, retained: boolean): Promise<void> {
     const late = this.closed;
-    this.commandChain = this.commandChain
-      // One command per turn of the event loop: MQTT.js emits every message of a socket read at once, and a burst
-      // handled in one run of microtasks (each refusal an audit record synced to disk) would hold the screen's, the
-      // reader's and the payments' I/O until its end.
+    const recorded = this.receipts
+      // One command per turn of the event loop: a burst handled in one run of microtasks (each refusal an audit
+      // record synced to disk) would hold the screen's, the reader's and the payments' I/O until its end.
       .then(() => new Promise<void>((next) => setImmediate(next)))
-      .then(() => this.handle(payload, retained, late))
-      .catch((err: unknown) => this.options.logger.error({ err }, 'fleet command handling failed'));
+      .then(() => this.record(payload, retained, late))
+      .catch((err: unknown) => {
+        this.options.logger.error({ err }, 'fleet command handling failed; not acknowledged');
+        throw err;
+      });
+    this.receipts = recorded.catch(() => undefined);
+    return recorded;
   }
 
   /**
@@ -471,6 +502,18 @@ export class FleetLink {
     this.reply(refusalReply(refusal, extra));
   }
 
+  /** The signature, the terminal and the validity of `command` by the terminal's clock now (command-signature.ts). */
+  private checkSigned(command: SignedCommand): ReturnType<typeof checkCommand> {
+    const key = this.key;
+    if (!key) return { ok: false, code: 'COMMANDS_DISABLED', message: 'no fleet key configured' };
+    return checkCommand(command, {
+      key,
+      terminalId: this.options.terminal.terminalId,
+      nowMs: this.now().getTime(),
+      maxAgeMs: this.options.config.commandMaxAgeSeconds * 1000,
+    });
+  }
+
   /**
    * Reads and verifies a command: the command to carry out, or the refusal it gets. Never throws: whatever its
    * checking throws on (a bug, input no check foresaw) is a refusal, replied and audited like any other.
@@ -478,7 +521,6 @@ export class FleetLink {
   private verified(
     payload: Buffer,
   ): { command: SignedCommand; name: FleetCommandName } | { refusal: Refusal } {
-    const { terminal, config } = this.options;
     let id: string | null = null;
     let name: string | undefined;
     try {
@@ -517,16 +559,7 @@ export class FleetLink {
       }
       const command = result.data;
       name = command.command;
-      if (!this.key)
-        return {
-          refusal: [command.id, command.command, 'COMMANDS_DISABLED', 'no fleet key configured'],
-        };
-      const check = checkCommand(command, {
-        key: this.key,
-        terminalId: terminal.terminalId,
-        nowMs: this.now().getTime(),
-        maxAgeMs: config.commandMaxAgeSeconds * 1000,
-      });
+      const check = this.checkSigned(command);
       if (!check.ok) return { refusal: [command.id, command.command, check.code, check.message] };
       if (!(FLEET_COMMANDS as readonly string[]).includes(command.command))
         return {
@@ -547,8 +580,12 @@ export class FleetLink {
    * message that is not a valid command for this terminal, is only logged: the audit log records commands, not each
    * reconnection. (A broker clears the flag of a message it forwards to a subscription already there, MQTT 3.1.1
    * §3.3.1.3: that copy is handled as any command, and its retained copy later finds its id known.)
+   *
+   * Claims or refuses the command and returns: a command claimed runs in its turn ({@link run}), after those before
+   * it. Throws when the claim, or the audit record of a refusal, could not be written: the command is then not
+   * acknowledged.
    */
-  private async handle(payload: Buffer, retained = false, late = false): Promise<void> {
+  private record(payload: Buffer, retained: boolean, late: boolean): void {
     const { terminal } = this.options;
     const verified = this.verified(payload);
     if ('refusal' in verified) {
@@ -585,16 +622,20 @@ export class FleetLink {
     } catch (err) {
       // A journal that takes no more writes (a failed disk sync, a full disk): not executed, and said so — the
       // operator's `fleet send` would otherwise wait for a reply and read the terminal as away.
+      // Not acknowledged either (thrown on): the broker delivers it again at the next connection.
       this.options.logger.error({ err, id: command.id, command: name }, 'fleet command id not recorded');
-      terminal.audit({ id: command.id, command: name, result: 'failed', code: 'FAILED' });
-      this.reply({
-        id: command.id,
-        command: name,
-        ok: false,
-        code: 'FAILED',
-        message: 'the command id could not be recorded in the journal; not executed',
-      });
-      return;
+      try {
+        terminal.audit({ id: command.id, command: name, result: 'failed', code: 'FAILED' });
+      } finally {
+        this.reply({
+          id: command.id,
+          command: name,
+          ok: false,
+          code: 'FAILED',
+          message: 'the command id could not be recorded in the journal; not executed',
+        });
+      }
+      throw err;
     }
     if (retained) {
       if (!claim.fresh) {
@@ -641,16 +682,26 @@ export class FleetLink {
       );
       return;
     }
-    // The terminal stops (a restart, a signal) and its host closes after the link: a command that came once the link
-    // was closing, or still waiting when the close stopped waiting, would run on a host closing under it, its reply
-    // past the link's end. Refused, with its id claimed: a redelivery after the restart is DUPLICATE, never run.
-    if (late || this.abandoned) {
-      this.refuseClaimed(
-        command.id,
-        name,
-        'NOT_ALLOWED',
-        'the terminal is stopping: not executed; send it again once it is back online',
-      );
+    if (late) {
+      this.refuseStopping(command.id, name);
+      return;
+    }
+    this.commandChain = this.commandChain
+      .then(() => this.run(command, name))
+      .catch((err: unknown) => this.options.logger.error({ err, id: command.id }, 'fleet command failed'));
+  }
+
+  /** Carries out a command claimed, in its turn: answered, its reply kept with its id, audited. */
+  private async run(command: SignedCommand, name: FleetCommandName): Promise<void> {
+    const { terminal } = this.options;
+    if (this.abandoned) {
+      this.refuseStopping(command.id, name);
+      return;
+    }
+    // Checked when it came; it may have waited its turn past its signed expiry since.
+    const check = this.checkSigned(command);
+    if (!check.ok) {
+      this.refuseClaimed(command.id, name, check.code, check.message);
       return;
     }
     this.options.logger.info({ id: command.id, command: name }, 'fleet command');
@@ -674,6 +725,20 @@ export class FleetLink {
       result: outcome.ok ? 'ok' : outcome.failed ? 'failed' : 'refused',
       code: reply.code,
     });
+  }
+
+  /**
+   * The terminal stops (a restart, a signal) and its host closes after the link: a command that came once the link was
+   * closing, or still waiting when the close stopped waiting, would run on a host closing under it, its reply past the
+   * link's end. Refused, with its id claimed: a redelivery after the restart is DUPLICATE, never run.
+   */
+  private refuseStopping(id: string, name: FleetCommandName): void {
+    this.refuseClaimed(
+      id,
+      name,
+      'NOT_ALLOWED',
+      'the terminal is stopping: not executed; send it again once it is back online',
+    );
   }
 
   /** Refuses a command whose id it claimed: answered, the reply kept with the id ({@link finish}), audited. */
@@ -716,10 +781,13 @@ export class FleetLink {
           r();
         }, timeoutMs)),
     );
-    // Commands that came meanwhile too: each is refused at once (handle), its reply out before `offline`.
-    for (let chain; chain !== this.commandChain && !timedOut;) {
-      chain = this.commandChain;
-      await Promise.race([chain, limit]);
+    // Commands that came meanwhile too: each is refused at once (record), its reply out before `offline`.
+    for (
+      let seen: Array<Promise<void>> = [];
+      !timedOut && (seen[0] !== this.receipts || seen[1] !== this.commandChain);
+    ) {
+      seen = [this.receipts, this.commandChain];
+      await Promise.race([Promise.all(seen), limit]);
     }
     clearTimeout(commandTimer);
     this.abandoned = timedOut;

@@ -25,6 +25,8 @@ export interface FleetTerminal {
    * Records the command id, durably, before the command is carried out (at most once): `fresh` when it is new.
    * Otherwise the reply the id got, when it finished; or `forgotten` when the command expires before `keptFromMs`,
    * the oldest expiry whose ids are all kept (it may have run and its id been pruned: a clock set back since).
+   * Throws when the id cannot be recorded: the command is then answered `FAILED` and not acknowledged to the broker,
+   * which delivers it again at the next connection.
    */
   claimCommand(input: {
     id: string;

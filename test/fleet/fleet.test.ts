@@ -115,6 +115,7 @@ suite('fleet link over a real Mosquitto', () => {
         'RETAIN1',
         'FLOOD1',
         'CLOCK1',
+        'ACK1',
         STAYS,
         ...SIMULATED,
       ].map((name) => ({
@@ -767,6 +768,84 @@ suite('fleet link over a real Mosquitto', () => {
       await link.close();
       operatorClient.end(true);
       journal.close();
+    }
+  }, 60_000);
+
+  it('a command whose id could not be recorded is not acknowledged: the broker delivers it again, and it runs once', async () => {
+    // MQTT.js acknowledged (PUBACK) every QoS 1 command as it arrived, before the link had claimed its id in the
+    // journal: a terminal stopped, or a journal refusing writes, between the two lost the command — the broker, holding
+    // its acknowledgement, never delivers it again. A refusal is acknowledged once recorded: never delivered again.
+    const sim = new SimulatedFleetTerminal('ACK1');
+    const forged = command('ACK1', 'flush-queue', {}, wrongKey);
+    const flush = command('ACK1', 'flush-queue', {}, hmacKey);
+    // Its id written, then the write reported failed (a sync that failed after the commit reached the disk).
+    const half = command('ACK1', 'in-service', {}, hmacKey);
+    let journalFailing = true;
+    const claim = sim.claimCommand.bind(sim);
+    sim.claimCommand = (input) => {
+      if (!journalFailing) return claim(input);
+      if (input.id === half.id) claim(input);
+      throw new Error('SQLITE_IOERR: disk I/O error');
+    };
+    const operatorClient = connectBroker(operator, { clientId: 'test-ack', clean: true }).client;
+    const got: CommandReply[] = [];
+    operatorClient.on('message', (topic, payload) => {
+      if (topic.endsWith('/replies')) got.push(JSON.parse(payload.toString('utf8')) as CommandReply);
+    });
+    const config: FleetConfig = {
+      ...(await settingsFor('ACK1')),
+      topicPrefix: PREFIX,
+      heartbeatSeconds: 30,
+      reconnectMaxSeconds: 2,
+      commandMaxAgeSeconds: 600,
+      maintenanceWindow: { start: '03:00', end: '05:00' },
+    };
+    const topic = `${PREFIX}/ACK1/commands`;
+    const answered = async (id: string, count: number): Promise<void> => {
+      const deadline = Date.now() + 15_000;
+      while (got.filter((r) => r.id === id).length < count) {
+        if (Date.now() > deadline) throw new Error(`no reply to ${id}: ${JSON.stringify(got)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      // Connected already, maybe, while the test's files were written.
+      if (!operatorClient.connected)
+        await new Promise<void>((r) => operatorClient.once('connect', () => r()));
+      await operatorClient.subscribeAsync(`${PREFIX}/ACK1/replies`, { qos: 1 });
+      const first = FleetLink.start({ config, terminal: sim, logger: silentLogger(), key: hmacKey });
+      try {
+        await first.whenConnected();
+        for (const sent of [forged, flush, half])
+          await operatorClient.publishAsync(topic, JSON.stringify(sent), { qos: 1 });
+        await answered(half.id, 1);
+      } finally {
+        await first.close();
+      }
+      // The terminal starts again (the same session), its journal writable again.
+      journalFailing = false;
+      const second = FleetLink.start({ config, terminal: sim, logger: silentLogger(), key: hmacKey });
+      try {
+        await second.whenConnected();
+        // Sent after the session resumed: answered after what the broker delivered again.
+        const probe = command('ACK1', 'rerun-recovery', {}, hmacKey);
+        await operatorClient.publishAsync(topic, JSON.stringify(probe), { qos: 1 });
+        await answered(probe.id, 1);
+      } finally {
+        await second.close();
+      }
+      // The command whose id was written is delivered again too, and recognised: not executed twice.
+      expect(got.map((r) => [r.id, r.code])).toEqual([
+        [forged.id, 'BAD_SIGNATURE'],
+        [flush.id, 'FAILED'],
+        [half.id, 'FAILED'],
+        [flush.id, 'OK'],
+        [half.id, 'DUPLICATE'],
+        [expect.any(String), 'OK'],
+      ]);
+      expect(sim.executed.map((e) => e.command)).toEqual(['flush-queue', 'rerun-recovery']);
+    } finally {
+      operatorClient.end(true);
     }
   }, 60_000);
 

@@ -121,9 +121,10 @@ function tariffPrices(settings: FlowSettings, hold: HoldRecord): boolean {
  * tariff's grace period, the time a paid stay has to leave — as at the pay station, where a ticket paid within it owes
  * nothing more (feeAfterPayments). Time enough for a restart between the capture and the gate's opening, and no more:
  * the exit cannot tell one car from another, so for as long as it opens for the card that paid, any car does — one
- * that entered with another card would leave unpaid, its hold reversed at its expiry.
+ * that entered with another card would leave unpaid, its hold reversed at its expiry. Also what a new card fingerprint
+ * key would lose of a recent capture (src/host/keys.ts).
  */
-function paidExitWindowMs(settings: FlowSettings): number {
+export function paidExitWindowMs(settings: Pick<FlowSettings, 'tariff'>): number {
   return settings.tariff.graceMinutes * 60_000;
 }
 

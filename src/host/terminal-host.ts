@@ -91,7 +91,7 @@ import { gatewayAuthFromConfig, gatewayTransmitter } from './gateway-adapters.js
 import { settleConfiguredRotation } from './pending-rotation.js';
 import { HoldWatch } from './hold-watch.js';
 import { idleOf, type IdleVerdict } from './idle.js';
-import { loadFingerprintKey } from './keys.js';
+import { fingerprintKeyPath, loadFingerprintKey } from './keys.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 import { OperatorDesk } from './operator-desk.js';
 import { GeneratedPinFileError, OperatorPin } from './operator-pin.js';
@@ -816,8 +816,12 @@ export class TerminalHost implements TerminalApi {
         key: atRestKey,
       });
       // The card fingerprint key by the same rule as the at-rest key's file: one that holds no key is refused, never
-      // replaced; a missing one is created only for a journal (its former side files imported) that keeps no fingerprint.
-      const fingerprintKey = loadFingerprintKey(journal, resolve(dirname(journalPath), 'fingerprint.key'));
+      // replaced; a missing one is created only when the journal (its former side files imported) keeps nothing a card
+      // is still matched against by its fingerprint (open stays, stays the exit still finds, open offline payments).
+      const fingerprintKey = loadFingerprintKey(journal, fingerprintKeyPath(journalPath), {
+        settings: { tariff: config.tariff },
+        logger,
+      });
       // Payment-link notifications reach the terminal through its own listener, when configured; they are handed to
       // the link desk once it exists (no link can be paid before).
       let deliver: (n: LinkPaymentNotification) => void = () => {

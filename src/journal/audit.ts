@@ -33,7 +33,9 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * a tap-and-go stay whose hold was released at the end of its maximum stay while its car was inside, its fee charged by
  * a sale on the card presented (`ok`, the sale's transactionId the subject) or not (`refused`, the sale's reason), the
  * hold's id and the fee in the details — and, before any exit, the stay reaching its maximum with its car inside
- * (`refused`, code `MAXIMUM_STAY_REACHED`, the hold's authorization the subject, the fee up to the maximum).
+ * (`refused`, code `MAXIMUM_STAY_REACHED`, the hold's authorization the subject, the fee up to the maximum);
+ * `fingerprint-key-replace` a new card fingerprint key written in place of a lost one (`offline
+ * replace-fingerprint-key`), with what no longer matches: counts, and the first hold ids and offline transactionIds.
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -61,6 +63,7 @@ export const AUDIT_ACTIONS = [
   'hold-release',
   'credit',
   'stay-outstayed',
+  'fingerprint-key-replace',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

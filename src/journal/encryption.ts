@@ -256,6 +256,58 @@ export function fileKeyProvider(path: string, options: KeyFileOptions = {}): Fil
   };
 }
 
+/**
+ * What the key file `path` holds, read without the checks of {@link fileKeyProvider} (a key readable by group or others
+ * is still a key): `missing`, `no-key` (a file that is not a whole key: empty, cut short, not a key), or `key`.
+ * `JOURNAL_KEY` for a path that is not a file or cannot be read.
+ */
+export function keyFileHolds(path: string): 'missing' | 'no-key' | 'key' {
+  let text: string;
+  try {
+    // Only a file is read: a pipe's read would wait for a writer.
+    if (!statSync(path).isFile())
+      throw new JournalError('JOURNAL_KEY', `${path}: not a file; a key file is a file`);
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if (e instanceof JournalError) throw e;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw new JournalError('JOURNAL_KEY', `${path}: cannot read the key file`, { cause: e });
+  }
+  try {
+    parseKeyText(text, path);
+    return 'key';
+  } catch {
+    return 'no-key';
+  }
+}
+
+/**
+ * Writes a new random key to the key file `path`, whole and durably ({@link writePrivateFileDurably}), where it is
+ * missing (`create`: never over a key written meanwhile) or holds no key (`replace`): the deliberate replacement of a
+ * lost key, whatever was made under it. `JOURNAL_KEY`, writing nothing, when the file holds a key (never replaced).
+ */
+export function writeKeyFileInPlaceOfLost(path: string): void {
+  const holds = keyFileHolds(path);
+  if (holds === 'key') throw new JournalError('JOURNAL_KEY', `${path}: holds a key, which is never replaced`);
+  try {
+    writePrivateFileDurably(
+      path,
+      keyText(randomBytes(KEY_BYTES)),
+      holds === 'missing' ? 'create' : 'replace',
+    );
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new JournalError(
+        'JOURNAL_KEY',
+        `${path}: a key file was created meanwhile; it is never replaced`,
+        {
+          cause: e,
+        },
+      );
+    throw new JournalError('JOURNAL_KEY', `${path}: cannot write the key file`, { cause: e });
+  }
+}
+
 /** A provider for a key held in memory (tests, benchmarks, keys unwrapped by another mechanism). */
 export function staticKeyProvider(key: Buffer, description = 'key in memory'): KeyProvider {
   const copy = Buffer.from(requireKey(key));

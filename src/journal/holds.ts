@@ -139,6 +139,44 @@ function outstayedStay(
   return undefined;
 }
 
+/**
+ * The one rule of what a card's exit finds when the card has no open hold ({@link HoldStore.claimAtExit}), from `last`,
+ * the card's last stay (closed, or none): `paid-by-link` when its stay was paid by phone and its hold closed since
+ * `since` (epoch milliseconds: now less the window of a paid exit); `outstayed` when it outlasted its hold
+ * ({@link outstayedStay}); `captured` when it was captured (or dropped with a capture of it) since `since` and
+ * `captureStands` says that capture still pays for the stay; `none` otherwise.
+ */
+function closedLastStay(
+  last: Row | undefined,
+  since: number,
+  captureStands: (hold: StoredHold, resolution: 'captured' | 'dropped') => boolean,
+): StoredHoldClaim {
+  if (
+    last !== undefined &&
+    last.paid_link_id !== null &&
+    last.resolution !== 'captured' &&
+    last.closed_at !== null &&
+    last.closed_at >= since
+  )
+    return { kind: 'paid-by-link', hold: toHold(last), linkId: last.paid_link_id, claimed: false };
+  const outstayed = last !== undefined ? outstayedStay(last, captureStands) : undefined;
+  if (outstayed !== undefined) return { kind: 'outstayed', ...outstayed };
+  const resolution = last?.resolution;
+  if (
+    last === undefined ||
+    (resolution !== 'captured' && resolution !== 'dropped') ||
+    last.closed_at === null ||
+    last.closed_at < since
+  )
+    return { kind: 'none' };
+  // The operator gave the money back since (a void, a full refund), or a dropped hold was released rather than
+  // captured: the stay is not paid.
+  const hold = toHold(last);
+  return captureStands(hold, resolution)
+    ? { kind: 'captured', hold, capturedAtMs: last.closed_at }
+    : { kind: 'none' };
+}
+
 /** Refuses a malformed hold, and anything that could put card data into a clear column; returns the row values. */
 export function holdValues(hold: StoredHold): Values {
   checkObject(hold, 'hold');
@@ -241,6 +279,12 @@ export function holdStatements(connection: JournalConnection) {
         expires_at = CASE WHEN closed_at IS NULL AND expires_at > @at THEN @at ELSE expires_at END
       WHERE hold_id = @id`),
     size: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM holds WHERE closed_at IS NULL'),
+    /** Every open hold, claimed or not, oldest entry first. */
+    allOpen: db.prepare<[], Row>('SELECT * FROM holds WHERE closed_at IS NULL ORDER BY entered_at, rowid'),
+    /** Each card's last stay ({@link lastOfFingerprint}'s order) when it is closed. */
+    lastClosedOfEachCard: db.prepare<[], Row>(`SELECT * FROM (SELECT *, rowid AS row_order,
+        ROW_NUMBER() OVER (PARTITION BY fingerprint ORDER BY entered_at DESC, rowid DESC) AS nth FROM holds)
+      WHERE nth = 1 AND closed_at IS NOT NULL ORDER BY entered_at, row_order`),
     notOutstayed: db.prepare<[string]>('UPDATE holds SET outstayed_at = NULL WHERE hold_id = ?'),
     /**
      * An open stay not paid by phone reached its maximum: the first time stays. Only the card's last entry (index
@@ -252,6 +296,48 @@ export function holdStatements(connection: JournalConnection) {
         AND hold_id = (SELECT last.hold_id FROM holds AS last WHERE last.fingerprint = holds.fingerprint
           ORDER BY last.entered_at DESC, last.rowid DESC LIMIT 1)`),
   };
+}
+
+/** The tap-and-go stays that are still found by their card's fingerprint ({@link staysMatchedByCard}). */
+export interface StaysMatchedByCard {
+  /** Open holds, claimed or not, oldest entry first: the card's exit (and its next entry) finds each by its card. */
+  readonly open: StoredHold[];
+  /**
+   * Closed holds, each its card's last stay, that the card's exit still finds by the rule of
+   * {@link HoldStore.claimAtExit} for a card with no open hold: a recent capture or payment by phone (the paid exit
+   * opens again), or a stay that outlasted its hold (owed, charged at the exit).
+   */
+  readonly closed: { hold: StoredHold; exitFinds: 'paid-by-link' | 'outstayed' | 'captured' }[];
+}
+
+/**
+ * The stays a new card fingerprint key would lose (src/host/keys.ts): every open hold, and every closed one that its
+ * card's exit would still find ({@link closedLastStay}, the exit's own rule, with `recentCaptureMs` as the exit asks
+ * it). Whether a capture still stands (not voided nor refunded since) is the host's to say from the journal's
+ * payments; it is not read here: a closed hold is counted when the exit would find it with either answer. Read only;
+ * claims nothing and releases no claim (safe beside a running terminal and from another process).
+ */
+export function staysMatchedByCard(
+  connection: JournalConnection,
+  rules: { recentCaptureMs: number },
+): StaysMatchedByCard {
+  if (!Number.isFinite(rules.recentCaptureMs) || rules.recentCaptureMs < 0)
+    throw new JournalError('JOURNAL_INVALID', 'recentCaptureMs must be ≥ 0');
+  const stmts = holdStatements(connection);
+  return readOn(connection, () => {
+    const since = connection.now().getTime() - rules.recentCaptureMs;
+    const closed: StaysMatchedByCard['closed'] = [];
+    for (const row of stmts.lastClosedOfEachCard.all()) {
+      for (const stands of [true, false]) {
+        const found = closedLastStay(row, since, () => stands);
+        if (found.kind === 'none') continue;
+        if (found.kind === 'paid-by-link' || found.kind === 'outstayed' || found.kind === 'captured')
+          closed.push({ hold: found.hold, exitFinds: found.kind });
+        break;
+      }
+    }
+    return { open: stmts.allOpen.all().map(toHold), closed };
+  });
 }
 
 /**
@@ -385,32 +471,11 @@ export class HoldStore {
       if (stay.kind === 'settling') return stay;
       // Only the card's last stay can be the one whose gate a restart kept shut: a capture of an earlier stay does
       // not pay for a later one whose hold was released unpaid (a declined capture, a link not paid).
-      const since = this.connection.now().getTime() - rules.recentCaptureMs;
-      const last = this.stmts.lastOfFingerprint.get(fingerprint);
-      if (
-        last !== undefined &&
-        last.paid_link_id !== null &&
-        last.resolution !== 'captured' &&
-        last.closed_at !== null &&
-        last.closed_at >= since
-      )
-        return { kind: 'paid-by-link', hold: toHold(last), linkId: last.paid_link_id, claimed: false };
-      const outstayed = last !== undefined ? outstayedStay(last, rules.captureStands) : undefined;
-      if (outstayed !== undefined) return { kind: 'outstayed', ...outstayed };
-      const resolution = last?.resolution;
-      if (
-        last === undefined ||
-        (resolution !== 'captured' && resolution !== 'dropped') ||
-        last.closed_at === null ||
-        last.closed_at < since
-      )
-        return { kind: 'none' };
-      // The operator gave the money back since (a void, a full refund), or a dropped hold was released rather than
-      // captured: the stay is not paid.
-      const hold = toHold(last);
-      return rules.captureStands(hold, resolution)
-        ? { kind: 'captured', hold, capturedAtMs: last.closed_at }
-        : { kind: 'none' };
+      return closedLastStay(
+        this.stmts.lastOfFingerprint.get(fingerprint),
+        this.connection.now().getTime() - rules.recentCaptureMs,
+        rules.captureStands,
+      );
     });
   }
 

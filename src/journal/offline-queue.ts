@@ -447,6 +447,21 @@ export function offlineDeclinesToAcknowledge(journal: Pick<JournalConnection, 'd
 }
 
 /**
+ * The transactionIds of the stored payments still open (stored, or being forwarded) that carry their card's fingerprint,
+ * oldest first: those counted against their card's limit (`maxCountPerCard`) by that fingerprint — what a new card
+ * fingerprint key would no longer count (src/host/keys.ts). A payment forwarded is counted no more. Reads no card data.
+ */
+export function openFingerprintedPayments(journal: Pick<JournalConnection, 'db'>): string[] {
+  return journal.db
+    .prepare<[], { transaction_id: string }>(
+      `SELECT transaction_id FROM offline_payments
+      WHERE card_fingerprint IS NOT NULL AND state IN ('stored', 'forwarding') ORDER BY id`,
+    )
+    .all()
+    .map((r) => r.transaction_id);
+}
+
+/**
  * The stored payments not collected in full, each forward of unknown outcome with its journal entry's resolution
  * ({@link StoredPayment.resolution}): the outcome recovery found, which the operator reads to tell a payment voided
  * from one that stands.

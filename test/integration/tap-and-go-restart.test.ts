@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,7 +10,12 @@ import type { Receipt, ReceiptLine, TerminalSnapshot } from '../../src/host/api.
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { RECEIPT_LABELS } from '../../src/host/receipts.js';
 import { CATALOGUES } from '../../src/i18n/index.js';
-import { HoldStore } from '../../src/journal/index.js';
+import { HoldStore, openJournal } from '../../src/journal/index.js';
+import {
+  fingerprintKeyPath,
+  REPLACE_FINGERPRINT_KEY_COMMAND,
+  replaceFingerprintKey,
+} from '../../src/host/keys.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { PaymentRouter } from '../../src/host/payment-router.js';
@@ -398,6 +403,45 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
     l.clock.offsetMs = STAY_MS;
     await exitPaid(second);
     expect(sentFor(second, holdId)).toEqual(['capture:approved']);
+  });
+
+  it('refuses a start whose fingerprint key file is missing under an open stay, naming the command; once the operator has written a new key the start goes on and the stay is released at its expiry', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    const journalPath = resolve(l.cwd, first.config.journal.path);
+    const keyFile = fingerprintKeyPath(journalPath);
+    const tariff = first.config.tariff;
+    await first.close();
+
+    rmSync(keyFile);
+    await expect(l.build()).rejects.toMatchObject({
+      code: 'JOURNAL_KEY',
+      message: expect.stringContaining(REPLACE_FINGERPRINT_KEY_COMMAND) as string,
+    });
+    expect(existsSync(keyFile)).toBe(false);
+
+    // What `offline replace-fingerprint-key --confirm` runs, under the journal's sender lock.
+    const journal = openJournal(journalPath);
+    try {
+      journal.acquireSenderLock('parking-terminal offline replace-fingerprint-key');
+      const replaced = replaceFingerprintKey(journal, {
+        keyFile,
+        settings: { tariff },
+        confirm: () => undefined,
+      });
+      expect(replaced.openStays.map((s) => s.holdId)).toEqual([holdId]);
+    } finally {
+      journal.close();
+    }
+
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await until(
+      () => !second.holds.has(holdId) && sentFor(second, holdId).includes('reversal:approved'),
+      'the stay released at its expiry',
+    );
   });
 });
 

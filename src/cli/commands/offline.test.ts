@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,10 +10,13 @@ import {
   AuthorizationDataStore,
   checkAtRestKey,
   fileKeyProvider,
+  HoldStore,
   openJournal,
   pendingKeyPath,
+  type StoredHold,
 } from '../../journal/index.js';
 import { oauthTokensResealer } from '../../host/gateway-adapters.js';
+import { fingerprintKeyPath, loadFingerprintKey } from '../../host/keys.js';
 import {
   OFFLINE_CARD_COLUMN,
   OFFLINE_OPEN_BY_CARD_INDEX,
@@ -258,5 +261,175 @@ describe('a rotation cut off after the OAuth token store was re-sealed, at the o
     await main(['oauth', 'status', '--config', 'terminal.json'], cli);
     expect(existsSync(pendingKeyPath(keyFile))).toBe(true);
     expect(readFileSync(keyFile, 'utf8')).toBe(before);
+  });
+});
+
+describe('parking-terminal offline replace-fingerprint-key', () => {
+  const ENTERED_MS = Date.now() - 60_000;
+  const STAY: StoredHold = {
+    holdId: 'hold-open-1',
+    fingerprint: 'fp-open-1',
+    maskedPan: '411111******1111',
+    gatewayId: 'G1',
+    transactionId: 'hold-open-1',
+    authorizedMinor: 2_000,
+    currency: 'GBP',
+    cardRef: 'card-1',
+    includeEmvTags: false,
+    enteredAtMs: ENTERED_MS,
+    expiresAtMs: ENTERED_MS + 3_600_000,
+  };
+
+  /** A terminal's directory whose journal keeps one open tap-and-go stay, its fingerprint key file as `keyText` says. */
+  function tapAndGoDir(keyText: string | undefined) {
+    const { dir, config, journalPath } = terminalDir();
+    const journal = openJournal(journalPath);
+    const keyFile = fingerprintKeyPath(journalPath);
+    try {
+      // The key the stay was fingerprinted under, then lost as the test says.
+      loadFingerprintKey(journal, keyFile, { settings: config });
+      new HoldStore(journal).open(STAY);
+    } finally {
+      journal.close();
+    }
+    if (keyText === undefined) rmSync(keyFile);
+    else writeFileSync(keyFile, keyText, { mode: 0o600 });
+    return { dir, config, journalPath, keyFile };
+  }
+
+  function replacements(journalPath: string) {
+    const journal = openJournal(journalPath);
+    try {
+      return new AuditStore(journal).list().filter((r) => r.action === 'fingerprint-key-replace');
+    } finally {
+      journal.close();
+    }
+  }
+
+  /** The start's check of the key: the key it reads, or its refusal. */
+  function startsWith(journalPath: string, config: ReturnType<typeof loadConfig>): Buffer {
+    const journal = openJournal(journalPath);
+    try {
+      return loadFingerprintKey(journal, fingerprintKeyPath(journalPath), { settings: config });
+    } finally {
+      journal.close();
+    }
+  }
+
+  it.each([
+    ['missing', undefined],
+    ['holding no key', ''],
+  ])(
+    'writes a new key where the file is %s, records what no longer matches and tells the operator; the next start goes on',
+    async (_, keyText) => {
+      const { dir, config, journalPath, keyFile } = tapAndGoDir(keyText);
+      expect(() => startsWith(journalPath, config)).toThrow(/offline replace-fingerprint-key --confirm/);
+      const { io: cli, out } = io(dir);
+      expect(
+        await main(['offline', 'replace-fingerprint-key', '--confirm', '--config', 'terminal.json'], cli),
+      ).toBe(0);
+      const printed = JSON.parse(out()) as Record<string, unknown>;
+      expect(printed).toMatchObject({
+        replaced: true,
+        keyFile,
+        previousFile: keyText === undefined ? 'missing' : 'no-key',
+        openStays: [
+          {
+            holdId: 'hold-open-1',
+            transactionId: 'hold-open-1',
+            expiresAt: new Date(STAY.expiresAtMs).toISOString(),
+          },
+        ],
+        closedStays: [],
+        offlinePayments: [],
+      });
+      expect(JSON.stringify(printed.operator)).toMatch(/will not be found at the exit/);
+      expect(JSON.stringify(printed.operator)).toMatch(/expiry/);
+      expect(out()).not.toContain('411111');
+      expect(out()).not.toContain('fp-open-1');
+      const key = startsWith(journalPath, config);
+      expect(readFileSync(keyFile, 'utf8')).toBe(`${key.toString('hex')}\n`);
+      expect(out()).not.toContain(key.toString('hex'));
+      expect(replacements(journalPath)).toEqual([
+        expect.objectContaining({
+          actor: 'operator',
+          result: 'ok',
+          details: expect.objectContaining({
+            previousFile: keyText === undefined ? 'missing' : 'no-key',
+            openStays: 1,
+            closedStays: 0,
+            offlinePayments: 0,
+            openHoldIds: ['hold-open-1'],
+          }) as unknown,
+        }),
+      ]);
+    },
+  );
+
+  it('is refused over a key (exit 2, JOURNAL_KEY): a second run changes nothing and records nothing', async () => {
+    const { dir, journalPath, keyFile } = tapAndGoDir(undefined);
+    expect(
+      await main(
+        ['offline', 'replace-fingerprint-key', '--confirm', '--config', 'terminal.json'],
+        io(dir).io,
+      ),
+    ).toBe(0);
+    const written = readFileSync(keyFile, 'utf8');
+    const { io: cli, out } = io(dir);
+    expect(
+      await main(['offline', 'replace-fingerprint-key', '--confirm', '--config', 'terminal.json'], cli),
+    ).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code: 'JOURNAL_KEY' } });
+    expect(readFileSync(keyFile, 'utf8')).toBe(written);
+    expect(replacements(journalPath)).toHaveLength(1);
+  });
+
+  it('is refused over a key the terminal could not use (readable by others): it is still a key, never replaced', async () => {
+    const key = `${'ab'.repeat(32)}\n`;
+    const { dir, journalPath, keyFile } = tapAndGoDir(key);
+    chmodSync(keyFile, 0o644);
+    const { io: cli, out } = io(dir);
+    expect(
+      await main(['offline', 'replace-fingerprint-key', '--confirm', '--config', 'terminal.json'], cli),
+    ).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code: 'JOURNAL_KEY' } });
+    expect(readFileSync(keyFile, 'utf8')).toBe(key);
+    expect(replacements(journalPath)).toEqual([]);
+  });
+
+  it('without --confirm, names what would be lost and writes nothing (CONFIRM_REQUIRED, exit 2)', async () => {
+    const { dir, journalPath, keyFile } = tapAndGoDir(undefined);
+    const { io: cli, out } = io(dir);
+    expect(await main(['offline', 'replace-fingerprint-key', '--config', 'terminal.json'], cli)).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({
+      error: { code: 'CONFIRM_REQUIRED', openStays: [{ holdId: 'hold-open-1' }] },
+    });
+    expect(existsSync(keyFile)).toBe(false);
+    expect(replacements(journalPath)).toEqual([]);
+  });
+
+  it('is refused while the terminal holds the journal, writing no key', async () => {
+    const { dir, journalPath, keyFile } = tapAndGoDir(undefined);
+    holdAsRunningTerminal(journalPath);
+    const { io: cli, out } = io(dir);
+    expect(
+      await main(['offline', 'replace-fingerprint-key', '--confirm', '--config', 'terminal.json'], cli),
+    ).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code: 'JOURNAL_LOCKED' } });
+    expect(existsSync(keyFile)).toBe(false);
+  });
+
+  it('refuses when there is no journal, creating none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'offline-cli-'));
+    const { io: cli, out } = io(dir);
+    expect(await main(['offline', 'replace-fingerprint-key', '--confirm'], cli)).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code: 'OFFLINE_NO_JOURNAL' } });
+    expect(existsSync(join(dir, 'var'))).toBe(false);
+  });
+
+  it('prints its usage with --help', async () => {
+    const { io: cli, out } = io(mkdtempSync(join(tmpdir(), 'offline-cli-')));
+    expect(await main(['offline', '--help'], cli)).toBe(0);
+    expect(out()).toContain('parking-terminal offline replace-fingerprint-key --confirm');
   });
 });

@@ -698,36 +698,74 @@ describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
     expect(reader.discardedFrames).toBe(0);
   });
 
+  /** A card read whose card data (tag DF01) holds a whole card read of another card, with a good CRC. */
+  const fake = encodeReaderFrame({
+    cmd: 0x02,
+    status: 0x23,
+    data: encodeActivateReply({
+      track3Field: false,
+      de055Present: true,
+      tlvs: hexToBytes('5A085555555555554444'),
+    }),
+  });
+  const hidden = Uint8Array.from([0xdf, 0x01, fake.length, ...fake]);
+  const CARRIER = encodeReaderFrame({
+    cmd: 0x02,
+    status: 0x23,
+    data: encodeActivateReply({
+      track3Field: false,
+      de055Present: true,
+      tlvs: Uint8Array.from([...hidden, ...hexToBytes('5A084761739001010119')]),
+    }),
+  });
+  /** Where the first read ends: inside the outer frame, after the end of the hidden one. */
+  const FIRST_READ = CARRIER.indexOf(0xdf) + hidden.length + 2;
+
   it('reads the card of a reply that arrives in two reads, not a reply hidden in its card data', async () => {
     const t = new ScriptedTransport();
     const reader = await connected(t);
-    const fake = encodeReaderFrame({
-      cmd: 0x02,
-      status: 0x23,
-      data: encodeActivateReply({
-        track3Field: false,
-        de055Present: true,
-        tlvs: hexToBytes('5A085555555555554444'),
-      }),
-    });
-    const hidden = Uint8Array.from([0xdf, 0x01, fake.length, ...fake]);
-    const reply = encodeReaderFrame({
-      cmd: 0x02,
-      status: 0x23,
-      data: encodeActivateReply({
-        track3Field: false,
-        de055Present: true,
-        tlvs: Uint8Array.from([...hidden, ...hexToBytes('5A084761739001010119')]),
-      }),
-    });
-    const fakeEnd = reply.indexOf(0xdf) + hidden.length;
     t.answer = (f) => {
       if (f.cmd !== 0x02) return;
-      t.events?.data(reply.slice(0, fakeEnd + 2));
-      setImmediate(() => t.events?.data(reply.slice(fakeEnd + 2)));
+      t.events?.data(CARRIER.slice(0, FIRST_READ));
+      setImmediate(() => t.events?.data(CARRIER.slice(FIRST_READ)));
     };
     await expect(reader.activate(ACTIVATE)).resolves.toMatchObject({ maskedPan: '476173******0119' });
     expect(reader.rejectedFrames).toBe(0);
+  });
+
+  it('waits one more gap when the gap ran out while the event loop was held, so a reply in two reads is read whole', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const t = new ScriptedTransport();
+      const reader = await connected(t);
+      let firstRead = false;
+      t.answer = (f) => {
+        if (f.cmd !== 0x02) return;
+        t.events?.data(CARRIER.slice(0, FIRST_READ));
+        firstRead = true;
+      };
+      let result: unknown;
+      reader.activate(ACTIVATE).then(
+        (r) => (result = r.maskedPan),
+        (e: unknown) => (result = e),
+      );
+      while (!firstRead) await new Promise((r) => setImmediate(r));
+      // The event loop is held for five gaps: the gap timer runs late, before the rest of the reply, read meanwhile,
+      // is delivered.
+      vi.setSystemTime(Date.now() + 5 * INTER_BYTE_GAP_MS);
+      await vi.advanceTimersByTimeAsync(INTER_BYTE_GAP_MS);
+      expect(result).toBeUndefined();
+      t.events?.data(CARRIER.slice(FIRST_READ));
+      await new Promise((r) => setImmediate(r));
+      expect(result).toBe('476173******0119');
+      expect(reader.rejectedFrames).toBe(0);
+      // A gap that runs on time after a frame cut short still frees the line.
+      t.events?.data(CARRIER.slice(0, FIRST_READ));
+      await vi.advanceTimersByTimeAsync(INTER_BYTE_GAP_MS);
+      expect(reader.rejectedFrames).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('finds every answer behind garbage, bad CRCs, truncated frames and stray replies once the line goes quiet, and never hangs', async () => {

@@ -91,6 +91,8 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private watchdogTimer: NodeJS.Timeout | undefined;
   /** Runs INTER_BYTE_GAP_MS after the last read while the parser holds bytes of a frame. */
   private gapTimer: NodeJS.Timeout | undefined;
+  /** When gapTimer was set (Date.now()). */
+  private gapFrom = 0;
   private firmware: string | undefined;
   private connecting: Promise<void> | undefined;
   /** An activate waiting for the watchdog ping to end before it is sent; cancel() marks it. */
@@ -216,14 +218,24 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     this.clearGap();
     for (const frame of this.parser.push(chunk)) this.onFrame(frame);
     // A frame not yet complete: its bytes come without pauses, or it was cut short (the parser's lineQuiet).
-    if (this.parser.pending > 0) {
-      this.gapTimer = setTimeout(() => this.onLineQuiet(), INTER_BYTE_GAP_MS);
-      this.gapTimer.unref();
-    }
+    if (this.parser.pending > 0) this.armGap();
   }
 
-  private onLineQuiet(): void {
+  private armGap(): void {
+    this.gapFrom = Date.now();
+    this.gapTimer = setTimeout(() => this.onGap(), INTER_BYTE_GAP_MS);
+    this.gapTimer.unref();
+  }
+
+  private onGap(): void {
     this.gapTimer = undefined;
+    // A timer a whole gap late ran after the event loop was held: bytes that came meanwhile may be waiting to be read,
+    // behind this timer. Taken as quiet, the line would cut a good frame short and let its first read's card data be
+    // searched for frames. It is quiet only after a gap in which reads could be delivered.
+    if (Date.now() - this.gapFrom >= 2 * INTER_BYTE_GAP_MS) {
+      this.armGap();
+      return;
+    }
     for (const frame of this.parser.lineQuiet()) this.onFrame(frame);
   }
 

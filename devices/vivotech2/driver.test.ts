@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hexToBytes } from '../../src/emv/index.js';
 import { ReaderError, type ActivateOptions, type ReaderHealth } from '../reader.js';
 import type { Transport, TransportConnection, TransportEvents } from '../transports/transport.js';
 import { encodeActivateReply } from './commands.js';
-import { backoffDelay, ViVOtech2Reader, type DriverOptions } from './driver.js';
+import { backoffDelay, INTER_BYTE_GAP_MS, ViVOtech2Reader, type DriverOptions } from './driver.js';
 import {
   decodeFrame,
   encodeReaderFrame,
@@ -698,10 +698,86 @@ describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
     expect(reader.discardedFrames).toBe(0);
   });
 
-  it('finds every answer behind garbage, bad CRCs, truncated frames and stray replies, and never hangs', async () => {
-    const next = xorshift32(0x0ca7d00d);
+  /** A card read whose card data (tag DF01) holds a whole card read of another card, with a good CRC. */
+  const fake = encodeReaderFrame({
+    cmd: 0x02,
+    status: 0x23,
+    data: encodeActivateReply({
+      track3Field: false,
+      de055Present: true,
+      tlvs: hexToBytes('5A085555555555554444'),
+    }),
+  });
+  const hidden = Uint8Array.from([0xdf, 0x01, fake.length, ...fake]);
+  const CARRIER = encodeReaderFrame({
+    cmd: 0x02,
+    status: 0x23,
+    data: encodeActivateReply({
+      track3Field: false,
+      de055Present: true,
+      tlvs: Uint8Array.from([...hidden, ...hexToBytes('5A084761739001010119')]),
+    }),
+  });
+  /** Where the first read ends: inside the outer frame, after the end of the hidden one. */
+  const FIRST_READ = CARRIER.indexOf(0xdf) + hidden.length + 2;
+
+  it('reads the card of a reply that arrives in two reads, not a reply hidden in its card data', async () => {
     const t = new ScriptedTransport();
     const reader = await connected(t);
+    t.answer = (f) => {
+      if (f.cmd !== 0x02) return;
+      t.events?.data(CARRIER.slice(0, FIRST_READ));
+      setImmediate(() => t.events?.data(CARRIER.slice(FIRST_READ)));
+    };
+    await expect(reader.activate(ACTIVATE)).resolves.toMatchObject({ maskedPan: '476173******0119' });
+    expect(reader.rejectedFrames).toBe(0);
+  });
+
+  it('waits one more gap when the gap ran out while the event loop was held, so a reply in two reads is read whole', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const t = new ScriptedTransport();
+      const reader = await connected(t);
+      let firstRead = false;
+      t.answer = (f) => {
+        if (f.cmd !== 0x02) return;
+        t.events?.data(CARRIER.slice(0, FIRST_READ));
+        firstRead = true;
+      };
+      let result: unknown;
+      reader.activate(ACTIVATE).then(
+        (r) => (result = r.maskedPan),
+        (e: unknown) => (result = e),
+      );
+      while (!firstRead) await new Promise((r) => setImmediate(r));
+      // The event loop is held for five gaps: the gap timer runs late, before the rest of the reply, read meanwhile,
+      // is delivered.
+      vi.setSystemTime(Date.now() + 5 * INTER_BYTE_GAP_MS);
+      await vi.advanceTimersByTimeAsync(INTER_BYTE_GAP_MS);
+      expect(result).toBeUndefined();
+      t.events?.data(CARRIER.slice(FIRST_READ));
+      await new Promise((r) => setImmediate(r));
+      expect(result).toBe('476173******0119');
+      expect(reader.rejectedFrames).toBe(0);
+      // A gap that runs on time after a frame cut short still frees the line.
+      t.events?.data(CARRIER.slice(0, FIRST_READ));
+      await vi.advanceTimersByTimeAsync(INTER_BYTE_GAP_MS);
+      expect(reader.rejectedFrames).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('finds every answer behind garbage, bad CRCs, truncated frames and stray replies once the line goes quiet, and never hangs', async () => {
+    // Only setTimeout is faked: the reader's bytes come in real turns of the event loop, and no time passes but the
+    // inter-byte gap this test lets pass after each answer. The command timeout is far beyond it: an answer held back
+    // by a frame cut short is found by the gap, or not at all.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const next = xorshift32(0x0ca7d00d);
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { commandTimeoutMs: 600_000 });
+    /** Frame starts cut short: their LEN is set once the bytes behind them are known. */
+    const cut = new Set<Uint8Array>();
     const noise = (): Uint8Array[] => {
       const parts: Uint8Array[] = [];
       const kinds = next() % 5;
@@ -725,11 +801,9 @@ describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
             break;
           }
           case 2: {
-            // A frame that never completes: a header announcing far more data than follows.
+            // A frame cut short: its header and LEN, then nothing of its data before the frames behind it.
             const head = encodeReaderFrame({ cmd: 0x02, status: 0x00, data: new Uint8Array(0) }).slice(0, 14);
-            const len = 100 + (next() % (MAX_DATA_LENGTH - 100));
-            head[12] = len >> 8;
-            head[13] = len & 0xff;
+            cut.add(head);
             parts.push(head);
             break;
           }
@@ -744,19 +818,32 @@ describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
       }
       return parts;
     };
+    let wire: Uint8Array = new Uint8Array(0);
+    let delivering = false;
+    let bursts = 0;
     t.answer = (f) => {
       const answer =
         f.cmd === 0x02
           ? encodeReaderFrame({ cmd: 0x02, status: 0x23, data: CARD_READ })
           : encodeReaderFrame({ cmd: f.cmd, status: 0x00 });
-      // Noise before the answer, and after it (held into the next command's answer).
-      const bytes = concat([...noise(), answer, ...noise()]);
-      // One wire: these bytes queue behind what is still being delivered.
-      wire = concat([wire, bytes]);
+      // Noise before the answer, and after it, then the line goes quiet.
+      const parts = [...noise(), answer, ...noise()];
+      // A frame cut short announces more data than the whole rest of the burst: it holds back everything behind it,
+      // the answer too when it comes first, until the gap.
+      let behind = 0;
+      for (let k = parts.length - 1; k >= 0; k--) {
+        const part = parts[k] as Uint8Array;
+        if (cut.has(part)) {
+          const len = Math.min(MAX_DATA_LENGTH, behind + 1 + (next() % 200));
+          part[12] = len >> 8;
+          part[13] = len & 0xff;
+        }
+        behind += part.length;
+      }
+      wire = concat([wire, concat(parts)]);
+      bursts++;
       if (!delivering) deliver();
     };
-    let wire: Uint8Array = new Uint8Array(0);
-    let delivering = false;
     // Delivered in random reads, some in the same turn, some later.
     const deliver = (): void => {
       delivering = true;
@@ -772,14 +859,35 @@ describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
       }
       delivering = false;
     };
-    for (let i = 0; i < 300; i++) {
-      if (next() % 2 === 0) await expect(reader.ping()).resolves.toBeUndefined();
-      else
-        await expect(reader.activate(ACTIVATE)).resolves.toMatchObject({
-          maskedPan: '476173******0119',
-          readerStatus: 'online-requested',
-        });
+    const turns = async (until: () => boolean): Promise<void> => {
+      for (let n = 0; n < 10_000 && !until(); n++) await new Promise((r) => setImmediate(r));
+    };
+    let heldUntilGap = 0;
+    try {
+      for (let i = 0; i < 300; i++) {
+        const ping = next() % 2 === 0;
+        let result: unknown;
+        let settled = false;
+        const command: Promise<unknown> = ping
+          ? reader.ping().then(() => 'pong')
+          : reader.activate(ACTIVATE).then((r) => [r.maskedPan, r.readerStatus]);
+        command.then(
+          (v) => ((result = v), (settled = true)),
+          (e: unknown) => ((result = e), (settled = true)),
+        );
+        // Every byte of the burst read, and the turns after it run: what is found without the gap is found by now.
+        await turns(() => bursts === i + 1 && !delivering);
+        await turns(() => settled);
+        if (!settled) heldUntilGap++;
+        await vi.advanceTimersByTimeAsync(INTER_BYTE_GAP_MS);
+        await turns(() => settled);
+        expect(result).toEqual(ping ? 'pong' : ['476173******0119', 'online-requested']);
+      }
+    } finally {
+      vi.useRealTimers();
     }
+    // Answers behind a frame cut short were found by the gap, and only by it.
+    expect(heldUntilGap).toBeGreaterThan(30);
     expect(reader.health).toBe('ready');
   });
 });

@@ -58,6 +58,16 @@ interface CancelWait {
 
 const hex2 = (n: number): string => n.toString(16).padStart(2, '0').toUpperCase();
 
+/**
+ * Milliseconds without a byte after which a frame that has not fully arrived is taken as cut short (the parser's
+ * `lineQuiet`). A reader sends a frame without pauses: at 115200 baud 8N1 a byte takes 87 µs and the longest frame
+ * (MAX_DATA_LENGTH) 0.36 s in all, and USB-serial adapters hand bytes on at least every 16 ms (their latency timer).
+ * Over USB-HID the transport hands on whole frames, reassembled by LEN from 64-byte reports, so report pacing never
+ * splits a frame here. 100 ms is several times those pauses and leaves room for a busy event loop, yet frees an answer
+ * behind a frame cut short well within the command timeout (3000 ms by default).
+ */
+export const INTER_BYTE_GAP_MS = 100;
+
 /** Delay before reconnect attempt `attempt` (0-based): initial × 2^attempt, capped. */
 export function backoffDelay(attempt: number, initialMs: number, maxMs: number): number {
   return Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
@@ -79,6 +89,10 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private watchdogTimer: NodeJS.Timeout | undefined;
+  /** Runs INTER_BYTE_GAP_MS after the last read while the parser holds bytes of a frame. */
+  private gapTimer: NodeJS.Timeout | undefined;
+  /** When gapTimer was set (Date.now()). */
+  private gapFrom = 0;
   private firmware: string | undefined;
   private connecting: Promise<void> | undefined;
   /** An activate waiting for the watchdog ping to end before it is sent; cancel() marks it. */
@@ -164,7 +178,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   }
 
   private async openAndHandshake(): Promise<void> {
-    this.parser.reset();
+    this.resetParser();
     const connection = await this.transport.open({
       data: (chunk) => this.onData(chunk),
       closed: (error) => {
@@ -201,7 +215,39 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   }
 
   private onData(chunk: Uint8Array): void {
+    this.clearGap();
     for (const frame of this.parser.push(chunk)) this.onFrame(frame);
+    // A frame not yet complete: its bytes come without pauses, or it was cut short (the parser's lineQuiet).
+    if (this.parser.pending > 0) this.armGap();
+  }
+
+  private armGap(): void {
+    this.gapFrom = Date.now();
+    this.gapTimer = setTimeout(() => this.onGap(), INTER_BYTE_GAP_MS);
+    this.gapTimer.unref();
+  }
+
+  private onGap(): void {
+    this.gapTimer = undefined;
+    // A timer a whole gap late ran after the event loop was held: bytes that came meanwhile may be waiting to be read,
+    // behind this timer. Taken as quiet, the line would cut a good frame short and let its first read's card data be
+    // searched for frames. It is quiet only after a gap in which reads could be delivered.
+    if (Date.now() - this.gapFrom >= 2 * INTER_BYTE_GAP_MS) {
+      this.armGap();
+      return;
+    }
+    for (const frame of this.parser.lineQuiet()) this.onFrame(frame);
+  }
+
+  private clearGap(): void {
+    if (this.gapTimer) clearTimeout(this.gapTimer);
+    this.gapTimer = undefined;
+  }
+
+  /** Drops every byte the parser holds (resynchronisation after a timeout, a new connection). */
+  private resetParser(): void {
+    this.clearGap();
+    this.parser.reset();
   }
 
   /** A damaged frame on the line: a fault for the operator's log, by its code and offset only (it may hold card data). */
@@ -290,7 +336,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
       };
       out.timer = setTimeout(() => {
         this.finishOutstanding(out);
-        this.parser.reset();
+        this.resetParser();
         out.reject(new ReaderError('READER_TIMEOUT', `${command.name}: no answer within ${timeoutMs} ms`));
       }, timeoutMs);
       this.outstanding = out;
@@ -437,7 +483,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     let finish!: (answered: boolean) => void;
     const done = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        this.parser.reset();
+        this.resetParser();
         finish(false);
       }, this.options.commandTimeoutMs);
       finish = (answered) => {
@@ -471,7 +517,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     const connection = this.connection;
     this.connection = undefined;
     this.disarmWatchdog();
-    this.parser.reset();
+    this.resetParser();
     this.cancelWait?.finish(false);
     const out = this.outstanding;
     if (out) {
@@ -559,6 +605,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     this.closed = true;
     this.clearReconnect();
     this.disarmWatchdog();
+    this.clearGap();
     const connection = this.connection;
     this.connection = undefined;
     this.cancelWait?.finish(false);

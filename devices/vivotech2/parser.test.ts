@@ -74,12 +74,26 @@ describe('FrameParser', () => {
     expect(parser.stats.oversize).toBe(1);
   });
 
-  it('abandons a truncated frame when a complete frame follows it', () => {
-    const parser = new FrameParser('reader-to-host');
+  it('abandons a truncated frame when the line goes quiet, and finds the frames behind it', () => {
+    const errors: FrameError[] = [];
+    const parser = new FrameParser('reader-to-host', MAX_DATA_LENGTH, (e) => errors.push(e));
     const vendor = hexToBytes(VENDOR_REPLY);
-    const frames = parser.push(concat(vendor.subarray(0, 50), hexToBytes(PING_REPLY)));
-    expect(frames.map((f) => f.cmd)).toEqual([0x18]);
+    const ping = hexToBytes(PING_REPLY);
+    // Two frames cut short, each holding the frames behind it within its LEN, then the start of a header.
+    const stream = concat(vendor.subarray(0, 50), ping, vendor.subarray(0, 20), ping, vendor.subarray(0, 6));
+    // While bytes may still come, the frames behind a frame that has not fully arrived are its data.
+    expect(parser.push(stream)).toEqual([]);
+    expect(parser.pending).toBe(stream.length);
+    expect(errors).toEqual([]);
+    expect(parser.lineQuiet().map((f) => f.cmd)).toEqual([0x18, 0x18]);
+    expect(errors.map((e) => [e.code, e.offset])).toEqual([
+      ['FRAME_TRUNCATED', 0],
+      ['FRAME_TRUNCATED', 50 + ping.length],
+    ]);
+    expect(parser.stats.abandoned).toBe(2);
     expect(parser.pending).toBe(0);
+    expect(parser.lineQuiet()).toEqual([]);
+    expect(parser.push(ping).map((f) => f.cmd)).toEqual([0x18]);
   });
 
   /**
@@ -103,6 +117,18 @@ describe('FrameParser', () => {
     const frames = parser.push(concat(corrupt, hexToBytes(PING_REPLY)));
     expect(frames.map((f) => f.cmd)).toEqual([0x18]);
     expect(errors.map((e) => [e.code, e.offset])).toEqual([['FRAME_BAD_CRC', 0]]);
+    expect(parser.pending).toBe(0);
+  });
+
+  it('takes no frame from the card data of a good frame that arrives in two reads', () => {
+    const errors: FrameError[] = [];
+    const parser = new FrameParser('reader-to-host', MAX_DATA_LENGTH, (e) => errors.push(e));
+    const split = 14 + 3 + 3 + nestedReply().length + 2;
+    const frames = [...parser.push(NESTED.subarray(0, split)), ...parser.push(NESTED.subarray(split))];
+    expect(frames.map((f) => bytesToHex(f.data))).toEqual([
+      bytesToHex(NESTED.subarray(14, NESTED.length - 2)),
+    ]);
+    expect(errors).toEqual([]);
     expect(parser.pending).toBe(0);
   });
 
@@ -199,6 +225,9 @@ describe('FrameParser', () => {
         check(parser.push(chunk.subarray(at, Math.min(fill, at + size))));
         at += size;
       }
+      // The line goes quiet: whatever is held is cut short, and the frames behind it are found.
+      check(parser.lineQuiet());
+      expect(parser.pending).toBe(0);
       fill = 0;
       expected.splice(0, head);
       head = 0;

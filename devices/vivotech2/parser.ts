@@ -19,7 +19,7 @@ export interface ParserStats {
   badCrc: number;
   /** Candidate frames rejected because LEN was above the limit. */
   oversize: number;
-  /** Candidate frames abandoned because a complete valid frame started inside them. */
+  /** Frames abandoned because the line went quiet before all their bytes arrived (`lineQuiet`). */
   abandoned: number;
   /** Frames with a good CRC not taken because they lie inside the data of a frame whose CRC was wrong. */
   nested: number;
@@ -37,12 +37,17 @@ export interface ParserStats {
  * line does not turn them into a reply. After such a frame the parser resynchronises on the next header from its
  * second byte (its LEN may be the damaged byte), and takes a frame found there only when it does not lie inside the data
  * the rejected frame's LEN declared: one that starts in its header or LEN, or runs past that end (a frame cut short and
- * followed by the next one), is taken. A frame whose bytes have not all arrived is still abandoned for any complete
- * frame with a good CRC found inside it, so that a frame cut short cannot hold back the answer behind it.
+ * followed by the next one), is taken.
+ *
+ * Nothing inside a frame whose bytes have not all arrived is taken either: a good frame may come in several reads, and
+ * a frame with a good CRC in the card data of its first read is data, not a reply. A frame is known to be cut short
+ * only when the line goes quiet before its last byte (a reader sends a frame without pauses): the owner of the parser
+ * times the gap between reads and calls `lineQuiet`, which abandons what is held and finds the frames behind it. Until
+ * then (or until `reset`) a frame cut short holds back what follows it, at most MAX_DATA_LENGTH bytes.
  *
  * Every rejected frame is reported to `onError` as a FrameError whose `offset` counts bytes from the start of the
  * stream (the first byte pushed since the parser was made): FRAME_BAD_CRC, FRAME_TOO_LONG (LEN above the limit),
- * FRAME_TRUNCATED (abandoned). It never throws on any input.
+ * FRAME_TRUNCATED (abandoned by `lineQuiet`). It never throws on any input.
  */
 export class FrameParser {
   private buf = new Uint8Array(1024);
@@ -84,12 +89,42 @@ export class FrameParser {
   push(chunk: Uint8Array): RawFrame[] {
     this.append(chunk);
     const frames: RawFrame[] = [];
+    this.drain(frames);
+    return frames;
+  }
+
+  /**
+   * The line went quiet (no byte for longer than a reader pauses inside a frame): no byte held will ever be completed.
+   * A frame held, cut short, is reported FRAME_TRUNCATED and dropped by its first byte; the parser resynchronises on
+   * the next header behind it, as after a wrong CRC, and returns the frames found there, in order. Leaves nothing held.
+   */
+  lineQuiet(): RawFrame[] {
+    const frames: RawFrame[] = [];
+    for (;;) {
+      this.drain(frames);
+      const avail = this.end - this.start;
+      if (avail === 0) return frames;
+      // What is left is the start of a frame (next() stopped there): its header, or its header and LEN and some data.
+      if (avail >= FRAME_HEADER.length) {
+        const what = avail >= FRAME_PREFIX_LENGTH ? `frame of LEN ${this.lenAt(this.start)}` : 'frame header';
+        this.reject(
+          'FRAME_TRUNCATED',
+          `${what} cut short: the line went quiet after ${avail} bytes`,
+          this.start,
+        );
+        this.drop(1, 'abandoned');
+      } else {
+        this.drop(avail, 'garbageBytes');
+      }
+    }
+  }
+
+  private drain(frames: RawFrame[]): void {
     for (;;) {
       const frame = this.next();
-      if (frame === undefined) break;
+      if (frame === undefined) return;
       frames.push(frame);
     }
-    return frames;
   }
 
   private append(chunk: Uint8Array): void {
@@ -124,15 +159,9 @@ export class FrameParser {
     return this.end;
   }
 
-  /** The length of a complete frame with a good CRC at `at`, or 0. */
-  private validFrameAt(at: number): number {
-    if (this.end - at < FRAME_OVERHEAD || !headerMatchesAt(this.buf, at, this.end)) return 0;
-    const len = ((this.buf[at + 12] as number) << 8) | (this.buf[at + 13] as number);
-    if (len > this.maxDataLength || this.end - at < FRAME_OVERHEAD + len) return 0;
-    const crcAt = at + FRAME_PREFIX_LENGTH + len;
-    return readCrc(this.buf, crcAt, this.direction) === crc16CcittFalse(this.buf, at, crcAt)
-      ? FRAME_OVERHEAD + len
-      : 0;
+  /** The LEN field of the frame at `at` (its 14-byte prefix is held). */
+  private lenAt(at: number): number {
+    return ((this.buf[at + 12] as number) << 8) | (this.buf[at + 13] as number);
   }
 
   private drop(count: number, reason: 'garbageBytes' | 'badCrc' | 'oversize' | 'abandoned' | 'nested'): void {
@@ -188,28 +217,15 @@ export class FrameParser {
       const avail = this.end - this.start;
       if (avail < FRAME_PREFIX_LENGTH) return undefined;
       const at = this.start;
-      const len = ((this.buf[at + 12] as number) << 8) | (this.buf[at + 13] as number);
+      const len = this.lenAt(at);
       if (len > this.maxDataLength) {
         this.reject('FRAME_TOO_LONG', `frame LEN ${len} exceeds the limit of ${this.maxDataLength}`, at);
         this.drop(1, 'oversize');
         continue;
       }
       const total = FRAME_OVERHEAD + len;
-      if (avail < total) {
-        // A truncated frame followed by a real one would otherwise hold the real one back until enough bytes arrive
-        // to fill the truncated frame's LEN: if a complete frame with a good CRC starts inside, the truncated one is
-        // abandoned (reader-protocol.md: resynchronise on the header).
-        for (let i = this.seekHeader(at + 1); i < this.end; i = this.seekHeader(i + 1)) {
-          const size = this.validFrameAt(i);
-          if (size > 0 && !this.shielded(i, size)) {
-            this.reject('FRAME_TRUNCATED', `frame of LEN ${len} cut short by the frame after it`, at);
-            this.drop(i - at, 'abandoned');
-            break;
-          }
-        }
-        if (this.start !== at) continue;
-        return undefined;
-      }
+      // The rest has not arrived yet: nothing inside is looked at until it has, or until the line goes quiet.
+      if (avail < total) return undefined;
       const crcAt = at + FRAME_PREFIX_LENGTH + len;
       if (readCrc(this.buf, crcAt, this.direction) !== crc16CcittFalse(this.buf, at, crcAt)) {
         this.reject('FRAME_BAD_CRC', `frame of LEN ${len} has a wrong CRC`, at);

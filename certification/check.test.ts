@@ -1213,6 +1213,100 @@ describe('certify check: legitimate sessions that look unusual', () => {
       ]);
   });
 
+  /**
+   * The meter's 12.00 hold, an increment of 5.00 whose answer is no decision (gateway.md §4: a 502 is "server error or
+   * timeout: outcome unknown"; or no answer at all), optionally the timeout reversal of that increment answered
+   * REVERSED, then `last` (a capture or a reversal of the whole hold) of `amount`.
+   */
+  function afterUnknownIncrement(
+    answer: '502' | 'none',
+    reversed: boolean,
+    last: 'capture' | 'reversal',
+    amount: string,
+  ): CapturedMessage[] {
+    const s = copy('meterContact');
+    const auth = message(s, 'preauth');
+    const increment = incrementOf(auth, true, false);
+    if (answer === '502') {
+      increment.response = {
+        submitTimeUtc: '2026-11-24T10:15:30Z',
+        status: 'SERVER_ERROR',
+        reason: 'SERVER_TIMEOUT',
+        message: 'server timeout',
+      };
+      increment.httpStatus = 502;
+    }
+    const timeout = timeoutReversal(increment, '5.00');
+    timeout.response = {
+      id: '9000000000000000000004',
+      status: 'REVERSED',
+      reversalAmountDetails: { reversedAmount: '5.00', currency: 'GBP' },
+    };
+    let final: CapturedMessage;
+    if (last === 'capture') {
+      final = message(s, 'capture');
+      set(final.body, TOTAL, amount);
+      set(final.body, 'clientReferenceInformation.comments', 'Parking Capture');
+    } else final = reversalOf(auth, amount, true);
+    return [auth, increment, ...(reversed ? [timeout] : []), final];
+  }
+
+  it('judges a capture after an increment answered 502 against the total the increment may have raised', () => {
+    // The increment may have been approved: a capture of the raised 17.00 is no over-capture, 17.50 is.
+    expect(errors(checkSession(afterUnknownIncrement('502', false, 'capture', '17.00')))).toEqual([]);
+    expect(errors(checkSession(afterUnknownIncrement('502', false, 'capture', '17.50')))).toEqual([
+      { index: 2, rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL },
+    ]);
+    // A decline is a decision: the increment added nothing.
+    const declined = afterUnknownIncrement('502', false, 'capture', '17.00');
+    declined[1]!.response = { id: '7000000000000000000008', status: 'DECLINED' };
+    declined[1]!.httpStatus = 201;
+    expect(errors(checkSession(declined))).toEqual([
+      { index: 2, rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL },
+    ]);
+    // A capture of 12.00 is of exactly the hold without the increment, or of less than the hold with it.
+    const captureOf = (amount: string, comments: string) => {
+      const s = afterUnknownIncrement('502', false, 'capture', amount);
+      set(s[2]!.body, 'clientReferenceInformation.comments', comments);
+      return errors(checkSession(s));
+    };
+    expect(captureOf('12.00', 'Parking Capture')).toEqual([]);
+    expect(captureOf('12.00', 'Parking Capture Less Than Auth')).toEqual([]);
+    expect(captureOf('14.00', 'Parking Capture Less Than Auth')).toEqual([]);
+    expect(captureOf('14.00', 'Parking Capture')).toEqual([
+      { index: 2, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' },
+    ]);
+    // A reversal of the whole hold: 12.00 or 17.00, whichever it holds; nothing else.
+    const reversal = (amount: string) =>
+      errors(checkSession(afterUnknownIncrement('502', false, 'reversal', amount)));
+    expect(reversal('17.00')).toEqual([]);
+    expect(reversal('12.00')).toEqual([]);
+    expect(reversal('17.50')).toEqual([
+      { index: 2, rule: 'IC-REVERSAL-AMOUNT', field: 'reversalInformation.amountDetails.totalAmount' },
+    ]);
+    expect(reversal('11.00')).toEqual([
+      { index: 2, rule: 'IC-REVERSAL-AMOUNT', field: 'reversalInformation.amountDetails.totalAmount' },
+    ]);
+  });
+
+  it('judges a capture after the timeout reversal of an increment without decision against the authorization', () => {
+    for (const answer of ['502', 'none'] as const) {
+      // The timeout reversal of the increment answered REVERSED: the hold is the 12.00 of the authorization again.
+      expect(errors(checkSession(afterUnknownIncrement(answer, true, 'capture', '12.00'))), answer).toEqual(
+        [],
+      );
+      expect(errors(checkSession(afterUnknownIncrement(answer, true, 'capture', '17.00'))), answer).toEqual([
+        { index: 3, rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL },
+      ]);
+      expect(errors(checkSession(afterUnknownIncrement(answer, true, 'reversal', '12.00'))), answer).toEqual(
+        [],
+      );
+      expect(errors(checkSession(afterUnknownIncrement(answer, true, 'reversal', '17.00'))), answer).toEqual([
+        { index: 3, rule: 'IC-REVERSAL-AMOUNT', field: 'reversalInformation.amountDetails.totalAmount' },
+      ]);
+    }
+  });
+
   it('passes a chip card swiped in fallback (service code 201, no tags, emv.fallback with its condition)', () => {
     const s = copy('kioskSwipe');
     const sale = message(s, 'sale');

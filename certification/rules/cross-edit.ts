@@ -4,7 +4,7 @@ import { isServiceName } from '../../src/vocabulary/services.js';
 import type { Finding } from '../session.js';
 import { finding, tagField } from './catalog.js';
 import { field, minorUnits, tagDigits, text, type MessageView } from './message.js';
-import type { SessionState } from './session-state.js';
+import { mayHold, type SessionState } from './session-state.js';
 import {
   ALLOWED_COMMENTS,
   ATTENDED_ENVIRONMENTS,
@@ -210,6 +210,16 @@ function comments(view: MessageView, state: SessionState): Finding[] {
   if (held === undefined || amount === undefined || amount > held) return [];
   const expected = amount < held ? 'Parking Capture Less Than Auth' : 'Parking Capture';
   if (value === expected) return [];
+  // After an increment whose outcome is unknown, a capture of a total the authorization may hold without it is of
+  // exactly the authorized amount, or of less: either comment is right.
+  if (
+    auth !== undefined &&
+    auth.heldAfterVoidMinor === undefined &&
+    value === 'Parking Capture' &&
+    auth.uncertainMinor.length > 0 &&
+    mayHold(auth, amount)
+  )
+    return [];
   const what =
     auth?.heldAfterVoidMinor !== undefined ? 'what a voided capture left held' : 'the authorized amount';
   return [

@@ -13,7 +13,7 @@ import { isServiceName, type ServiceName } from '../../src/vocabulary/services.j
 import type { Finding } from '../session.js';
 import { finding, tagField } from './catalog.js';
 import { field, hasTag, isMasked, text, TAGS_FIELD, type MessageView } from './message.js';
-import { ORIGINALS, requestAmount, type SessionState } from './session-state.js';
+import { mayHold, ORIGINALS, requestAmount, type SessionState } from './session-state.js';
 import { CARD_TYPES, EMV_ENTRY_MODES, TAG_SET_SERVICE, buildsTags } from './tables.js';
 
 /** Tags a capture of an EMV contact pre-authorization must carry (gateway.md §7). */
@@ -342,13 +342,17 @@ function amounts(view: MessageView, state: SessionState): Finding[] {
     return [];
   }
   if (view.service === 'reversal') {
+    // After an increment without a decision, the hold is the authorization's total with or without it: either is
+    // the authorized amount the reversal may carry.
     const authorized = target.authorizedMinor;
-    if (authorized !== undefined && amount !== authorized)
+    if (authorized !== undefined && !mayHold(target, amount))
       return [
         finding(
           'IC-REVERSAL-AMOUNT',
           'reversalInformation.amountDetails.totalAmount',
-          `a reversal carries the authorized amount, ${authorized} minor units (message ${target.view.index})`,
+          target.uncertainMinor.length === 0
+            ? `a reversal carries the authorized amount, ${authorized} minor units (message ${target.view.index})`
+            : `a reversal carries the authorized amount: ${authorized} minor units (message ${target.view.index}), less any of the increments whose outcome is unknown (${target.uncertainMinor.join(', ')})`,
         ),
       ];
     return [];

@@ -13,8 +13,18 @@ export interface SessionTransaction {
   readonly currency: string | undefined;
   /** Amount the request asked for, minor units. */
   requestedMinor: number | undefined;
-  /** Amount held or charged: the answer's authorizedAmount, else the requested amount (answer unknown). */
+  /**
+   * Amount held or charged: the answer's authorizedAmount, else the requested amount (answer unknown). An
+   * authorization's includes what its increments without a decision may have added (see {@link uncertainMinor}): the
+   * most it may hold.
+   */
   authorizedMinor: number | undefined;
+  /**
+   * An authorization's: what each of its increments whose outcome is unknown — no answer, or one that is no decision
+   * of the gateway (a 502, "server error or timeout: outcome unknown", gateway.md §4) — and that no timeout reversal
+   * has yet resolved added to {@link authorizedMinor}, minor units. It holds authorizedMinor less any of them.
+   */
+  readonly uncertainMinor: number[];
   capturedMinor: number;
   refundedMinor: number;
   /**
@@ -27,6 +37,40 @@ export interface SessionTransaction {
    * made in the local currency.
    */
   readonly dcc: DccAuthorization | null;
+}
+
+/** Above this many totals, {@link mayHold} accepts any amount between the least and the most. */
+const MAX_TOTALS = 1024;
+
+/** The least an authorization may hold: its total without any of its increments whose outcome is unknown. */
+function leastAuthorized(tx: SessionTransaction): number | undefined {
+  if (tx.authorizedMinor === undefined) return undefined;
+  return tx.authorizedMinor - tx.uncertainMinor.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * Whether `amount` is a total the authorization may hold: its total less any of its increments whose outcome is
+ * unknown ({@link SessionTransaction.uncertainMinor}). True when its total is not known.
+ */
+export function mayHold(tx: SessionTransaction, amount: number): boolean {
+  const most = tx.authorizedMinor;
+  if (most === undefined) return true;
+  let totals = new Set([most]);
+  for (const added of tx.uncertainMinor) {
+    const next = new Set(totals);
+    for (const t of totals) next.add(t - added);
+    totals = next;
+    if (totals.size > MAX_TOTALS) return amount >= (leastAuthorized(tx) ?? 0) && amount <= most;
+  }
+  return totals.has(amount);
+}
+
+/** An increment, by its transactionId: what it added to its authorization's total, and whether that is known. */
+interface IncrementEntry {
+  readonly auth: SessionTransaction;
+  readonly addedMinor: number;
+  /** Its outcome is unknown: it is one of the authorization's {@link SessionTransaction.uncertainMinor}. */
+  uncertain: boolean;
 }
 
 const APPROVED = new Set([
@@ -57,6 +101,11 @@ export function requestAmount(view: MessageView): number | undefined {
   return minorUnits(amount, currency);
 }
 
+function removeOne(list: number[], value: number): void {
+  const i = list.indexOf(value);
+  if (i >= 0) list.splice(i, 1);
+}
+
 export class SessionState {
   /** Originals by the gateway id of their answer (authorizations, sales, captures, refunds, credits). */
   readonly byGatewayId = new Map<string, SessionTransaction>();
@@ -67,6 +116,11 @@ export class SessionState {
    * name the original authorization, gateway.md §7).
    */
   readonly incrementIds = new Map<string, MessageView>();
+  /**
+   * Increments that added to an authorization's total, by their transactionId (the one a timeout reversal names),
+   * until a timeout reversal answered REVERSED takes what they added back out.
+   */
+  private readonly increments = new Map<string, IncrementEntry>();
   /** The terminal's country (9F1A) as first sent, with the index of that message. */
   country: { digits: string; index: number } | undefined;
   /** The rates the session's DCC offers gave, in order. */
@@ -108,6 +162,74 @@ export class SessionState {
     auth.heldAfterVoidMinor = Math.min(auth.heldAfterVoidMinor ?? took, took);
   }
 
+  /**
+   * An increment: an approval raises its authorization to the total the answer states (else by the amount asked); a
+   * refusal (DECLINED, a 400) adds nothing; any other answer — none, a 502 or another HTTP status that is no decision,
+   * a status the service does not document — is an outcome unknown (gateway.md §4), which may have raised the hold:
+   * counted in the most it may hold, and as uncertain, until its timeout reversal resolves it.
+   */
+  private incremented(
+    view: MessageView,
+    target: SessionTransaction,
+    requested: number,
+    answeredAmount: number | undefined,
+    transactionId: string | undefined,
+  ): void {
+    const response = view.message.response;
+    const status = responseStatus(view);
+    const httpStatus = view.message.httpStatus;
+    // A 400 refuses the request; only a 200/201 status is a decision (the capture may not have recorded the HTTP status).
+    if (httpStatus === 400) return;
+    const decision =
+      response !== undefined &&
+      status !== undefined &&
+      (httpStatus === undefined || httpStatus === 200 || httpStatus === 201);
+    if (decision && refusedStatus('incremental', status)) return;
+    const approved = decision && APPROVED.has(status);
+    const before = target.authorizedMinor ?? 0;
+    if (approved && answeredAmount !== undefined) {
+      // The gateway states the new total: whatever the earlier increments without a decision did is in it.
+      target.authorizedMinor = answeredAmount;
+      target.uncertainMinor.length = 0;
+      for (const entry of this.increments.values()) if (entry.auth === target) entry.uncertain = false;
+    } else {
+      target.authorizedMinor = before + requested;
+      if (!approved) target.uncertainMinor.push(requested);
+    }
+    if (transactionId !== undefined && !isMasked(transactionId) && !this.increments.has(transactionId))
+      this.increments.set(transactionId, {
+        auth: target,
+        addedMinor: Math.max(0, target.authorizedMinor - before),
+        uncertain: !approved,
+      });
+  }
+
+  /**
+   * A timeout reversal of an increment: answered REVERSED, the increment holds nothing any more and its authorization
+   * what it held before it; without a decision (no answer, a 502), whether the increment still holds is unknown.
+   */
+  private incrementReversed(view: MessageView, transactionId: string | undefined): void {
+    const entry = transactionId !== undefined ? this.increments.get(transactionId) : undefined;
+    if (entry === undefined) return;
+    const { auth } = entry;
+    const status = responseStatus(view);
+    if (status === 'REVERSED') {
+      auth.authorizedMinor = Math.max(0, (auth.authorizedMinor ?? 0) - entry.addedMinor);
+      if (entry.uncertain) removeOne(auth.uncertainMinor, entry.addedMinor);
+      this.increments.delete(transactionId!);
+      return;
+    }
+    const httpStatus = view.message.httpStatus;
+    const unknown =
+      view.message.response === undefined ||
+      status === undefined ||
+      (httpStatus !== undefined && httpStatus !== null && httpStatus >= 500);
+    if (unknown && !entry.uncertain) {
+      entry.uncertain = true;
+      auth.uncertainMinor.push(entry.addedMinor);
+    }
+  }
+
   /** Files what `view` established, after its rules ran. */
   record(view: MessageView): void {
     const service = view.service;
@@ -142,8 +264,10 @@ export class SessionState {
     );
     const target = view.targetId !== undefined ? this.byGatewayId.get(view.targetId) : undefined;
     if (service === 'incremental') {
-      if (target && approved && requested !== undefined)
-        target.authorizedMinor = answeredAmount ?? (target.authorizedMinor ?? 0) + requested;
+      if (target && requested !== undefined)
+        this.incremented(view, target, requested, answeredAmount, transactionId);
+    } else if (service === 'timeout-reversal') {
+      this.incrementReversed(view, transactionId);
     } else if (service === 'capture') {
       if (target && !refused && requested !== undefined) target.capturedMinor += requested;
     } else if (service === 'refund-capture' || service === 'refund-payment') {
@@ -163,6 +287,7 @@ export class SessionState {
       authorizedMinor: authorized,
       // A sale is captured as it is approved; a capture holds what it captured (refunds refer to it).
       capturedMinor: service === 'sale' || service === 'capture' ? (authorized ?? 0) : 0,
+      uncertainMinor: [],
       refundedMinor: 0,
       dcc: target !== undefined ? target.dcc : dccAuthorizationOf(view),
     });

@@ -914,6 +914,122 @@ describe('offline queue', () => {
     });
   });
 
+  describe('with the time since boot (a clock no step moves)', () => {
+    let bootId = 'boot-1';
+    let up = 0;
+    const bootClock = () => ({ bootId, sinceBootMs: up });
+    /** Real time passing: both clocks move. */
+    const pass = (ms: number): void => {
+      t += ms;
+      up += ms;
+    };
+    const lines: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          lines.push(chunk.toString('utf8'));
+          cb();
+        },
+      }),
+    });
+    function setupBooted(path = ':memory:') {
+      const journal = openJournal(path, { now });
+      open.push(journal);
+      current = journal;
+      const options = {
+        policy: 'prefer-online',
+        limits: LIMITS,
+        keyProvider: KEY,
+        now,
+        bootClock,
+        logger,
+      } as const;
+      return { journal, queue: new OfflineQueue(journal, options) };
+    }
+
+    it('forwards a payment stored before NTP stepped the clock on by a month in the same boot: its age is the hour it waited', async () => {
+      bootId = 'boot-1';
+      up = 60_000;
+      const { queue } = setupBooted();
+      // The kiosk started at the time its system last saved (a month behind), offline: a payment is stored.
+      const stored = queue.store(payment());
+      pass(3_600_000);
+      // NTP steps the clock on by thirty days; an hour has passed since the payment was stored.
+      t += 30 * 24 * 3_600_000;
+      const f = fakeForwarder();
+      const report = await queue.forwardPending(f.forwarder);
+      expect(f.order).toEqual([stored.transactionId]);
+      expect(report).toMatchObject({ approved: 1, declined: [] });
+      // Its time of storage moved with the clock: an hour before now; the operator reads the step.
+      expect(Date.parse(queue.get(stored.id)?.storedAt ?? '')).toBe(t - 3_600_000);
+      const told = lines.filter((l) => l.includes('terminal clock stepped'));
+      expect(told).toHaveLength(1);
+      expect(JSON.parse(told[0] ?? '{}')).toMatchObject({ stepSeconds: 30 * 24 * 3_600, moved: 1 });
+    });
+
+    it('follows the step across a restart of the terminal in the same boot', async () => {
+      bootId = 'boot-2';
+      up = 60_000;
+      const dir = mkdtempSync(join(tmpdir(), 'offline-boot-'));
+      const path = join(dir, 'journal.db');
+      const first = setupBooted(path);
+      const stored = first.queue.store(payment());
+      first.journal.close();
+      pass(3_600_000);
+      t += 30 * 24 * 3_600_000;
+      const { queue } = setupBooted(path);
+      const f = fakeForwarder();
+      expect(await queue.forwardPending(f.forwarder)).toMatchObject({ approved: 1, declined: [] });
+      expect(f.order).toEqual([stored.transactionId]);
+    });
+
+    it('still closes a payment that waited more than seven days by the time since boot (a terminal suspended meanwhile too)', async () => {
+      bootId = 'boot-3';
+      up = 60_000;
+      const { queue } = setupBooted();
+      const old = queue.store(payment());
+      pass(168 * 3_600_000 + 1);
+      const f = fakeForwarder();
+      const report = await queue.forwardPending(f.forwarder);
+      expect(f.order).toEqual([]);
+      expect(report.declined).toMatchObject([
+        { transactionId: old.transactionId, reason: 'OFFLINE_EXPIRED' },
+      ]);
+    });
+
+    it('records the footing anew over a damaged one: a store is never refused for it', async () => {
+      bootId = 'boot-6';
+      up = 60_000;
+      const { queue, journal } = setupBooted();
+      journal.db
+        .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('offline_clock', '{not json')")
+        .run();
+      const stored = queue.store(payment());
+      pass(3_600_000);
+      t += 30 * 24 * 3_600_000;
+      const f = fakeForwarder();
+      expect(await queue.forwardPending(f.forwarder)).toMatchObject({ approved: 1, declined: [] });
+      expect(f.order).toEqual([stored.transactionId]);
+    });
+
+    it('cannot follow a step made before a reboot: a payment stored in an earlier boot keeps its time of storage', async () => {
+      bootId = 'boot-4';
+      up = 60_000;
+      const { queue } = setupBooted();
+      const old = queue.store(payment());
+      // Rebooted, the clock stepped on by eight days at once: what happened in between is not known.
+      bootId = 'boot-5';
+      up = 30_000;
+      t += 8 * 24 * 3_600_000;
+      const f = fakeForwarder();
+      const report = await queue.forwardPending(f.forwarder);
+      expect(f.order).toEqual([]);
+      expect(report.declined).toMatchObject([
+        { transactionId: old.transactionId, reason: 'OFFLINE_EXPIRED' },
+      ]);
+    });
+  });
+
   it('forwards a payment stored while the clock was ahead, set back since, when nothing shows it past seven days', async () => {
     const { queue } = setup();
     const real = t;

@@ -4,6 +4,7 @@ import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
 import type { Logger } from '../log/index.js';
 import { MAX_OFFLINE_AGE_HOURS } from '../config/schema.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
+import type { BootClock } from './boot-clock.js';
 import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { checkCardKey, checkText, readOn, type JournalConnection } from './field-checks.js';
@@ -77,6 +78,44 @@ const EARLIEST_REAL_TIME_MS = Date.UTC(2026, 10, 22);
 function isRealStoredAt(storedAt: number, now: number): boolean {
   return storedAt >= EARLIEST_REAL_TIME_MS && storedAt <= now;
 }
+
+/**
+ * The meta row recording, for the payments stored in the machine's current boot, the wall clock minus the time since
+ * boot that their `stored_at` was read with ({@link OfflineQueue.followClock}).
+ */
+const OFFLINE_CLOCK_META = 'offline_clock';
+
+/** What {@link OFFLINE_CLOCK_META} holds. */
+interface ClockFooting {
+  /** The boot it is of. */
+  bootId: string;
+  /** Wall clock minus time since boot, ms, that the `stored_at` of this boot's payments are read on. */
+  offsetMs: number;
+  /** The first id a payment stored in this boot can have. */
+  firstId: number;
+}
+
+/** The footing a meta value records, or undefined for one that is none (damaged: a footing is recorded anew). */
+function clockFootingOf(raw: string | undefined): ClockFooting | undefined {
+  if (raw === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { bootId, offsetMs, firstId } = v as Record<string, unknown>;
+  if (typeof bootId !== 'string' || !Number.isSafeInteger(offsetMs) || !Number.isSafeInteger(firstId))
+    return undefined;
+  return { bootId, offsetMs: offsetMs as number, firstId: firstId as number };
+}
+
+/**
+ * A change of the wall clock against the time since boot larger than this is a step (NTP after a boot without a
+ * battery-backed clock, `date -s`): both clocks are slewed alike, and only a step moves one against the other.
+ */
+const CLOCK_STEP_MS = 60_000;
 
 /**
  * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent, or refused for now (PROCESSOR_UNAVAILABLE) → stored;
@@ -519,6 +558,12 @@ export interface OfflineQueueOptions {
   /** The AES-256 key for stored card data (key file 0600, or the OS keystore through the Electron shell). */
   keyProvider: KeyProvider;
   now?: () => Date;
+  /**
+   * The machine's time since boot (the terminal's: `linuxBootClock`, boot-clock.ts), by which a step of the wall clock
+   * between a payment's storage and its forward is seen and its time of storage moved with it. None: the wall clock
+   * alone (a `now` of tests, which nothing else moves).
+   */
+  bootClock?: BootClock;
   logger?: Logger;
 }
 
@@ -549,6 +594,10 @@ export class OfflineQueue {
     closeUnsent: Statement<[ClosedUnsent, number, number]>;
     expiredThrough: Statement<[number, number], { id: number | null }>;
     storedThrough: Statement<[number], { id: number }>;
+    shiftStoredAt: Statement<[number, number]>;
+    lastId: Statement<[], { id: number | null }>;
+    readMeta: Statement<[string], { value: string }>;
+    writeMeta: Statement<[string, string]>;
     unclaim: Statement;
     forwarding: Statement<[], Row>;
     list: Statement<[number], Row>;
@@ -606,6 +655,11 @@ export class OfflineQueue {
         WHERE state IN ('stored', 'forwarding') AND stored_at >= ? AND stored_at < ?`),
       storedThrough: db.prepare(`SELECT id FROM offline_payments
         WHERE state = 'stored' AND state IN ('stored', 'forwarding') AND id <= ? ORDER BY id`),
+      shiftStoredAt: db.prepare(`UPDATE offline_payments SET stored_at = stored_at + ?
+        WHERE state IN ('stored', 'forwarding') AND id >= ?`),
+      lastId: db.prepare('SELECT MAX(id) AS id FROM offline_payments'),
+      readMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
+      writeMeta: db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
       unclaim:
         db.prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
         WHERE id = ? AND state = 'forwarding'`),
@@ -690,6 +744,52 @@ export class OfflineQueue {
     return reason;
   }
 
+  /**
+   * Keeps the `stored_at` of the payments stored in the machine's current boot on the footing of the wall clock as it
+   * is now: when the wall clock has been stepped against the time since boot ({@link CLOCK_STEP_MS}) since they were
+   * stored — NTP setting the clock of a kiosk that started at the time it last saved, or at 2000, once the network is
+   * back — their `stored_at` moves by the step, durably, and their age is what they waited (the time since boot counts
+   * suspended time too, so it is never less). Payments stored in an earlier boot cannot be followed: the step may have
+   * come with the reboot, unseen ({@link expiredThrough} judges them by their `stored_at`). `storing`: a payment is
+   * about to be stored, and the footing of this boot is recorded if it is not yet. Run outside any transaction: its
+   * write, when there is one, is a durable commit of its own, and the operator is told of a step after it.
+   */
+  private followClock(storing: boolean): void {
+    const boot = this.options.bootClock?.();
+    if (boot === undefined) return;
+    const offsetMs = this.now().getTime() - boot.sinceBootMs;
+    // What is to be written, from the footing as read now; undefined when nothing is.
+    const change = (): { next: ClockFooting; stepMs: number } | undefined => {
+      const footing = clockFootingOf(this.stmts.readMeta.get(OFFLINE_CLOCK_META)?.value);
+      if (footing?.bootId !== boot.bootId) {
+        if (!storing) return undefined;
+        const firstId = (this.stmts.lastId.get()?.id ?? 0) + 1;
+        return { next: { bootId: boot.bootId, offsetMs, firstId }, stepMs: 0 };
+      }
+      const stepMs = offsetMs - footing.offsetMs;
+      return Math.abs(stepMs) <= CLOCK_STEP_MS ? undefined : { next: { ...footing, offsetMs }, stepMs };
+    };
+    if (change() === undefined) return;
+    // Read again in the write: another process on this journal (`queue flush`) may have moved them already.
+    const done = this.journal.atomically(true, () => {
+      const c = change();
+      if (c === undefined) return undefined;
+      const moved = c.stepMs === 0 ? 0 : this.stmts.shiftStoredAt.run(c.stepMs, c.next.firstId).changes;
+      this.stmts.writeMeta.run(OFFLINE_CLOCK_META, JSON.stringify(c.next));
+      return { stepMs: c.stepMs, moved };
+    });
+    if (done === undefined || done.stepMs === 0) return;
+    this.logger.warn(
+      {
+        stepSeconds: Math.round(done.stepMs / 1000),
+        moved: done.moved,
+        now: isoTime(offsetMs + boot.sinceBootMs),
+      },
+      'terminal clock stepped since payments were stored in this boot: their times of storage moved with it, ' +
+        'their age is what they waited',
+    );
+  }
+
   /** Why `candidate` may not be taken offline now, or undefined when it may. Reads the queue; stores nothing. */
   refusal(candidate: OfflineCandidate): OfflineRefusedError | undefined {
     const refuse = (code: OfflineRefusalCode, message: string): OfflineRefusedError =>
@@ -768,6 +868,7 @@ export class OfflineQueue {
   ): StoredPayment {
     if (typeof payment !== 'object' || payment === null)
       throw new JournalError('JOURNAL_INVALID', 'payment must be an object');
+    this.followClock(true);
     const id = this.journal.atomically(true, () => {
       const refused = this.refusal(payment);
       if (refused) throw refused;
@@ -956,7 +1057,8 @@ export class OfflineQueue {
    * whose `stored_at` is no real time and that nothing stored after it shows to be past the limit has an age that is
    * not known: it is forwarded, not closed unsent — its customer was told it was paid, and the gateway decides (a
    * decline is told the operator as any other). Dropped, it would be money lost for a card read perhaps an hour ago,
-   * whenever a kiosk whose clock battery is flat takes payments before NTP steps its clock on by years.
+   * whenever a kiosk whose clock battery is flat takes payments before NTP steps its clock on by years. A step seen
+   * within the boot the payment was stored in has moved its `stored_at` with it already ({@link followClock}).
    */
   private expiredThrough(now: number): number {
     return this.stmts.expiredThrough.get(EARLIEST_REAL_TIME_MS, now - MAX_FORWARD_AGE_MS)?.id ?? 0;
@@ -1101,6 +1203,8 @@ export class OfflineQueue {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
       throw new JournalError('JOURNAL_INVALID', 'concurrency must be an integer from 1 to 64');
     this.reconcile();
+    // Their age as they waited, whatever the wall clock did meanwhile in this boot.
+    this.followClock(false);
     // Those past their seven days first, whether or not the gateway can be reached.
     const closing = this.closeExpired();
     const expired = Array.isArray(closing) ? closing : await closing;

@@ -713,9 +713,9 @@ export interface OfflineDeclineSummary {
   /** The stored payment's state after its forward: declined, rejected, unknown or approved. */
   state: string;
   /**
-   * The decline or rejection reason, what made the outcome unknown, PARTIAL_APPROVAL, OFFLINE_EXPIRED (stored more
-   * than seven days ago: rejected by the terminal, never sent), or OFFLINE_UNREADABLE (its encrypted request cannot be
-   * read: rejected by the terminal, never sent).
+   * The decline or rejection reason, what made the outcome unknown, PARTIAL_APPROVAL, OFFLINE_EXPIRED (known to
+   * have been stored more than seven days ago: rejected by the terminal, never sent), or OFFLINE_UNREADABLE (its
+   * encrypted request cannot be read: rejected by the terminal, never sent).
    */
   reason?: string;
   /**

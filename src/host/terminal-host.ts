@@ -51,10 +51,12 @@ import {
   HoldStore,
   importLegacySideFiles,
   JournaledSender,
+  linuxBootClock,
   openJournal,
   OfflineQueue,
   PaymentLinkStore,
   TimeoutRecovery,
+  type BootClock,
   type LogSync,
   type RecoveryItem as JournalRecoveryItem,
   type SqliteJournal,
@@ -299,6 +301,8 @@ export class TerminalHost implements TerminalApi {
     private readonly now: () => Date,
     paths: { fingerprintKey: Buffer; atRestKey: Buffer; offlineKey: string },
     private readonly parkingClock: { now(): number },
+    /** The machine's time since boot, for the offline queue; none with a clock of tests (`options.now`). */
+    bootClock: BootClock | undefined,
   ) {
     this.settings = flowSettingsFromConfig(config);
     this.language = new CustomerLanguage(config.terminal.locale);
@@ -383,6 +387,7 @@ export class TerminalHost implements TerminalApi {
       limits: config.offline,
       keyProvider: fileKeyProvider(paths.offlineKey),
       now,
+      ...(bootClock !== undefined ? { bootClock } : {}),
       logger: logger.child({ component: 'offline' }),
     });
     this.router = new PaymentRouter({
@@ -926,6 +931,7 @@ export class TerminalHost implements TerminalApi {
         now,
         { fingerprintKey, atRestKey, offlineKey },
         options.parkingClock ?? { now: () => now().getTime() },
+        options.now === undefined ? linuxBootClock : undefined,
       );
       journalSyncFailed = () =>
         host.outOfService(

@@ -6,6 +6,7 @@ export * from './recovery.js';
 export * from './sender.js';
 export { migrate, schemaVersion, LATEST_VERSION, MIGRATIONS, type Migration } from './migrations/index.js';
 export * from './offline-queue.js';
+export * from './boot-clock.js';
 export * from './holds.js';
 export * from './authorization-data.js';
 export * from './follow-ups.js';

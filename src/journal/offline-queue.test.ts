@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../log/index.js';
 import { staticKeyProvider } from './encryption.js';
 import { NOT_SENT, openJournal, type SqliteJournal } from './journal.js';
 import { TimeoutRecovery } from './recovery.js';
@@ -847,6 +849,196 @@ describe('offline queue', () => {
     expect(queue.status()).toMatchObject({ depth: 1, declinedAfterForward: 1 });
     // Closed, it no longer holds up the age limit: the oldest stored payment is the recent one, 167 h old.
     expect(queue.refusal(payment())).toBeUndefined();
+  });
+
+  it('forwards a payment stored while the clock was not yet set (flat clock battery) once NTP has stepped it on by years: its age is not known, the gateway decides', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          lines.push(chunk.toString('utf8'));
+          cb();
+        },
+      }),
+    });
+    const real = t;
+    // The kiosk started offline with its clock at 2000-01-01 and took two payments, their customers told they paid.
+    t = Date.parse('2000-01-01T00:10:00Z');
+    const journal = openJournal(':memory:', { now });
+    open.push(journal);
+    current = journal;
+    const queue = new OfflineQueue(journal, {
+      policy: 'prefer-online',
+      limits: LIMITS,
+      keyProvider: KEY,
+      now,
+      logger,
+    });
+    const first = queue.store(payment());
+    t += 3_600_000;
+    const second = queue.store(payment());
+    // The network came back, and NTP stepped the clock on to the real time: the card reads are hours old, not decades.
+    t = real;
+    const f = fakeForwarder();
+    const report = await queue.forwardPending(f.forwarder);
+    expect(f.order).toEqual([first.transactionId, second.transactionId]);
+    expect(report).toMatchObject({ forwarded: 2, approved: 2, declined: [], remaining: 0 });
+    // The operator reads why a payment stored "decades ago" was sent, and no card data.
+    const told = lines.filter((l) => l.includes('age not known'));
+    expect(told).toHaveLength(2);
+    expect(told[0]).toContain(first.transactionId);
+    expect(told[0]).toContain('2000-01-01T00:10:00.000Z');
+    expect(lines.join('')).not.toContain('5555555555554444');
+  });
+
+  it('never forwards a payment stored while the clock was ahead once a payment stored after it is known to be past seven days', async () => {
+    const { queue } = setup();
+    const real = t;
+    // The clock a year ahead (set by hand), a payment stored; then the clock set back to the real time.
+    t = real + 365 * 24 * 3_600_000;
+    const ahead = queue.store(payment());
+    t = real;
+    const after = queue.store(payment());
+    // Seven days and a moment after the second: the first, stored before it, is older still.
+    t += 168 * 3_600_000 + 1;
+    const f = fakeForwarder();
+    const report = await queue.forwardPending(f.forwarder);
+    expect(f.order).toEqual([]);
+    expect(report).toMatchObject({
+      forwarded: 0,
+      declined: [
+        { transactionId: ahead.transactionId, state: 'rejected', reason: 'OFFLINE_EXPIRED', hasBody: false },
+        { transactionId: after.transactionId, state: 'rejected', reason: 'OFFLINE_EXPIRED', hasBody: false },
+      ],
+      remaining: 0,
+    });
+  });
+
+  describe('with the time since boot (a clock no step moves)', () => {
+    let bootId = 'boot-1';
+    let up = 0;
+    const bootClock = () => ({ bootId, sinceBootMs: up });
+    /** Real time passing: both clocks move. */
+    const pass = (ms: number): void => {
+      t += ms;
+      up += ms;
+    };
+    const lines: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          lines.push(chunk.toString('utf8'));
+          cb();
+        },
+      }),
+    });
+    function setupBooted(path = ':memory:') {
+      const journal = openJournal(path, { now });
+      open.push(journal);
+      current = journal;
+      const options = {
+        policy: 'prefer-online',
+        limits: LIMITS,
+        keyProvider: KEY,
+        now,
+        bootClock,
+        logger,
+      } as const;
+      return { journal, queue: new OfflineQueue(journal, options) };
+    }
+
+    it('forwards a payment stored before NTP stepped the clock on by a month in the same boot: its age is the hour it waited', async () => {
+      bootId = 'boot-1';
+      up = 60_000;
+      const { queue } = setupBooted();
+      // The kiosk started at the time its system last saved (a month behind), offline: a payment is stored.
+      const stored = queue.store(payment());
+      pass(3_600_000);
+      // NTP steps the clock on by thirty days; an hour has passed since the payment was stored.
+      t += 30 * 24 * 3_600_000;
+      const f = fakeForwarder();
+      const report = await queue.forwardPending(f.forwarder);
+      expect(f.order).toEqual([stored.transactionId]);
+      expect(report).toMatchObject({ approved: 1, declined: [] });
+      // Its time of storage moved with the clock: an hour before now; the operator reads the step.
+      expect(Date.parse(queue.get(stored.id)?.storedAt ?? '')).toBe(t - 3_600_000);
+      const told = lines.filter((l) => l.includes('terminal clock stepped'));
+      expect(told).toHaveLength(1);
+      expect(JSON.parse(told[0] ?? '{}')).toMatchObject({ stepSeconds: 30 * 24 * 3_600, moved: 1 });
+    });
+
+    it('follows the step across a restart of the terminal in the same boot', async () => {
+      bootId = 'boot-2';
+      up = 60_000;
+      const dir = mkdtempSync(join(tmpdir(), 'offline-boot-'));
+      const path = join(dir, 'journal.db');
+      const first = setupBooted(path);
+      const stored = first.queue.store(payment());
+      first.journal.close();
+      pass(3_600_000);
+      t += 30 * 24 * 3_600_000;
+      const { queue } = setupBooted(path);
+      const f = fakeForwarder();
+      expect(await queue.forwardPending(f.forwarder)).toMatchObject({ approved: 1, declined: [] });
+      expect(f.order).toEqual([stored.transactionId]);
+    });
+
+    it('still closes a payment that waited more than seven days by the time since boot (a terminal suspended meanwhile too)', async () => {
+      bootId = 'boot-3';
+      up = 60_000;
+      const { queue } = setupBooted();
+      const old = queue.store(payment());
+      pass(168 * 3_600_000 + 1);
+      const f = fakeForwarder();
+      const report = await queue.forwardPending(f.forwarder);
+      expect(f.order).toEqual([]);
+      expect(report.declined).toMatchObject([
+        { transactionId: old.transactionId, reason: 'OFFLINE_EXPIRED' },
+      ]);
+    });
+
+    it('records the footing anew over a damaged one: a store is never refused for it', async () => {
+      bootId = 'boot-6';
+      up = 60_000;
+      const { queue, journal } = setupBooted();
+      journal.db
+        .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('offline_clock', '{not json')")
+        .run();
+      const stored = queue.store(payment());
+      pass(3_600_000);
+      t += 30 * 24 * 3_600_000;
+      const f = fakeForwarder();
+      expect(await queue.forwardPending(f.forwarder)).toMatchObject({ approved: 1, declined: [] });
+      expect(f.order).toEqual([stored.transactionId]);
+    });
+
+    it('cannot follow a step made before a reboot: a payment stored in an earlier boot keeps its time of storage', async () => {
+      bootId = 'boot-4';
+      up = 60_000;
+      const { queue } = setupBooted();
+      const old = queue.store(payment());
+      // Rebooted, the clock stepped on by eight days at once: what happened in between is not known.
+      bootId = 'boot-5';
+      up = 30_000;
+      t += 8 * 24 * 3_600_000;
+      const f = fakeForwarder();
+      const report = await queue.forwardPending(f.forwarder);
+      expect(f.order).toEqual([]);
+      expect(report.declined).toMatchObject([
+        { transactionId: old.transactionId, reason: 'OFFLINE_EXPIRED' },
+      ]);
+    });
+  });
+
+  it('forwards a payment stored while the clock was ahead, set back since, when nothing shows it past seven days', async () => {
+    const { queue } = setup();
+    const real = t;
+    t = real + 365 * 24 * 3_600_000;
+    const ahead = queue.store(payment());
+    t = real + 3_600_000;
+    const f = fakeForwarder();
+    expect(await queue.forwardPending(f.forwarder)).toMatchObject({ approved: 1, declined: [] });
+    expect(f.order).toEqual([ahead.transactionId]);
   });
 
   it('when a claim fails mid-run, ends only once the forwards already on the wire have their outcomes journaled', async () => {

@@ -4,6 +4,7 @@ import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
 import type { Logger } from '../log/index.js';
 import { MAX_OFFLINE_AGE_HOURS } from '../config/schema.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
+import type { BootClock } from './boot-clock.js';
 import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { checkCardKey, checkText, readOn, type JournalConnection } from './field-checks.js';
@@ -42,8 +43,10 @@ export interface OfflineLimits {
 }
 
 /**
- * The reason recorded for a stored payment never forwarded because it was stored more than
+ * The reason recorded for a stored payment never forwarded because it is known to have been stored more than
  * {@link MAX_OFFLINE_AGE_HOURS} ago (state `rejected`, by the terminal itself): the operator is told, as of a decline.
+ * Known by the terminal's clock (the queue's `expiredThrough`): a payment whose recorded time of storage cannot be a
+ * real time has no known age, and is forwarded.
  */
 export const OFFLINE_EXPIRED = 'OFFLINE_EXPIRED';
 
@@ -61,18 +64,63 @@ type ClosedUnsent = typeof OFFLINE_EXPIRED | typeof OFFLINE_UNREADABLE;
 const MAX_FORWARD_AGE_MS = MAX_OFFLINE_AGE_HOURS * 3_600_000;
 
 /**
- * Whether a payment stored at `storedAt` may no longer be forwarded at `now` (epoch ms): stored more than
- * {@link MAX_OFFLINE_AGE_HOURS} ago. The one rule of {@link OFFLINE_EXPIRED} (the SQL of `storedBefore` is its form for
- * the query: `stored_at < now - MAX_FORWARD_AGE_MS`).
+ * The earliest time this terminal's clock can truly read: no release of it ran before its first was built
+ * (2026-11-22). A clock reading earlier was never set — a kiosk whose clock battery is flat starts at 1970, 2000 or
+ * the date its system was built, and takes payments offline at that time until NTP steps its clock on, by years.
  */
-function isExpired(storedAt: number, now: number): boolean {
-  return now - storedAt > MAX_FORWARD_AGE_MS;
+const EARLIEST_REAL_TIME_MS = Date.UTC(2026, 10, 22);
+
+/**
+ * Whether `storedAt` can be the real time a payment was stored at, read at `now` (epoch ms): no earlier than
+ * {@link EARLIEST_REAL_TIME_MS} and not after `now`. One that cannot was read from a clock not yet set, or set back
+ * since: how long the payment has waited is not known from it.
+ */
+function isRealStoredAt(storedAt: number, now: number): boolean {
+  return storedAt >= EARLIEST_REAL_TIME_MS && storedAt <= now;
 }
 
 /**
+ * The meta row recording, for the payments stored in the machine's current boot, the wall clock minus the time since
+ * boot that their `stored_at` was read with ({@link OfflineQueue.followClock}).
+ */
+const OFFLINE_CLOCK_META = 'offline_clock';
+
+/** What {@link OFFLINE_CLOCK_META} holds. */
+interface ClockFooting {
+  /** The boot it is of. */
+  bootId: string;
+  /** Wall clock minus time since boot, ms, that the `stored_at` of this boot's payments are read on. */
+  offsetMs: number;
+  /** The first id a payment stored in this boot can have. */
+  firstId: number;
+}
+
+/** The footing a meta value records, or undefined for one that is none (damaged: a footing is recorded anew). */
+function clockFootingOf(raw: string | undefined): ClockFooting | undefined {
+  if (raw === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { bootId, offsetMs, firstId } = v as Record<string, unknown>;
+  if (typeof bootId !== 'string' || !Number.isSafeInteger(offsetMs) || !Number.isSafeInteger(firstId))
+    return undefined;
+  return { bootId, offsetMs: offsetMs as number, firstId: firstId as number };
+}
+
+/**
+ * A change of the wall clock against the time since boot larger than this is a step (NTP after a boot without a
+ * battery-backed clock, `date -s`): both clocks are slewed alike, and only a step moves one against the other.
+ */
+const CLOCK_STEP_MS = 60_000;
+
+/**
  * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent, or refused for now (PROCESSOR_UNAVAILABLE) → stored;
- * stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent; its request unreadable → rejected
- * ({@link OFFLINE_UNREADABLE}), never sent.
+ * known to be stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent; its request unreadable →
+ * rejected ({@link OFFLINE_UNREADABLE}), never sent.
  */
 export type OfflineState = 'stored' | 'forwarding' | 'approved' | 'declined' | 'rejected' | 'unknown';
 
@@ -251,6 +299,8 @@ type ClaimRow = Pick<
 
 interface Claimed {
   row: ClaimRow;
+  /** Its `stored_at` is no real time ({@link isRealStoredAt}): how long it waited is not known. */
+  ageUnknown: boolean;
   /** The stored request, decrypted: its body is wiped once sent. */
   request: OutgoingRequest;
   /** Its journal entry as begun in the claim's transaction (already marked sent). */
@@ -523,6 +573,12 @@ export interface OfflineQueueOptions {
   /** The AES-256 key for stored card data (key file 0600, or the OS keystore through the Electron shell). */
   keyProvider: KeyProvider;
   now?: () => Date;
+  /**
+   * The machine's time since boot (the terminal's: `linuxBootClock`, boot-clock.ts), by which a step of the wall clock
+   * between a payment's storage and its forward is seen and its time of storage moved with it. None: the wall clock
+   * alone (a `now` of tests, which nothing else moves).
+   */
+  bootClock?: BootClock;
   logger?: Logger;
 }
 
@@ -551,7 +607,12 @@ export class OfflineQueue {
     claim: Statement;
     complete: Statement;
     closeUnsent: Statement<[ClosedUnsent, number, number]>;
-    storedBefore: Statement<[number], { id: number }>;
+    expiredThrough: Statement<[number, number], { id: number | null }>;
+    storedThrough: Statement<[number], { id: number }>;
+    shiftStoredAt: Statement<[number, number]>;
+    lastId: Statement<[], { id: number | null }>;
+    readMeta: Statement<[string], { value: string }>;
+    writeMeta: Statement<[string, string]>;
     unclaim: Statement;
     forwarding: Statement<[], Row>;
     list: Statement<[number], Row>;
@@ -604,9 +665,16 @@ export class OfflineQueue {
       closeUnsent: db.prepare(`UPDATE offline_payments SET state = 'rejected', reason = ?,
           completed_at = ?, body_enc = NULL
         WHERE id = ? AND state = 'stored'`),
-      // The open index's condition repeated, as in `next`: only the payments in the queue are read.
-      storedBefore: db.prepare(`SELECT id FROM offline_payments
-        WHERE state = 'stored' AND state IN ('stored', 'forwarding') AND stored_at < ? ORDER BY id`),
+      // The open index's condition, as in `next`: only the payments in the queue are read (see expiredThrough).
+      expiredThrough: db.prepare(`SELECT MAX(id) AS id FROM offline_payments
+        WHERE state IN ('stored', 'forwarding') AND stored_at >= ? AND stored_at < ?`),
+      storedThrough: db.prepare(`SELECT id FROM offline_payments
+        WHERE state = 'stored' AND state IN ('stored', 'forwarding') AND id <= ? ORDER BY id`),
+      shiftStoredAt: db.prepare(`UPDATE offline_payments SET stored_at = stored_at + ?
+        WHERE state IN ('stored', 'forwarding') AND id >= ?`),
+      lastId: db.prepare('SELECT MAX(id) AS id FROM offline_payments'),
+      readMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
+      writeMeta: db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
       unclaim:
         db.prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
         WHERE id = ? AND state = 'forwarding'`),
@@ -691,6 +759,52 @@ export class OfflineQueue {
     return reason;
   }
 
+  /**
+   * Keeps the `stored_at` of the payments stored in the machine's current boot on the footing of the wall clock as it
+   * is now: when the wall clock has been stepped against the time since boot ({@link CLOCK_STEP_MS}) since they were
+   * stored — NTP setting the clock of a kiosk that started at the time it last saved, or at 2000, once the network is
+   * back — their `stored_at` moves by the step, durably, and their age is what they waited (the time since boot counts
+   * suspended time too, so it is never less). Payments stored in an earlier boot cannot be followed: the step may have
+   * come with the reboot, unseen ({@link expiredThrough} judges them by their `stored_at`). `storing`: a payment is
+   * about to be stored, and the footing of this boot is recorded if it is not yet. Run outside any transaction: its
+   * write, when there is one, is a durable commit of its own, and the operator is told of a step after it.
+   */
+  private followClock(storing: boolean): void {
+    const boot = this.options.bootClock?.();
+    if (boot === undefined) return;
+    const offsetMs = this.now().getTime() - boot.sinceBootMs;
+    // What is to be written, from the footing as read now; undefined when nothing is.
+    const change = (): { next: ClockFooting; stepMs: number } | undefined => {
+      const footing = clockFootingOf(this.stmts.readMeta.get(OFFLINE_CLOCK_META)?.value);
+      if (footing?.bootId !== boot.bootId) {
+        if (!storing) return undefined;
+        const firstId = (this.stmts.lastId.get()?.id ?? 0) + 1;
+        return { next: { bootId: boot.bootId, offsetMs, firstId }, stepMs: 0 };
+      }
+      const stepMs = offsetMs - footing.offsetMs;
+      return Math.abs(stepMs) <= CLOCK_STEP_MS ? undefined : { next: { ...footing, offsetMs }, stepMs };
+    };
+    if (change() === undefined) return;
+    // Read again in the write: another process on this journal (`queue flush`) may have moved them already.
+    const done = this.journal.atomically(true, () => {
+      const c = change();
+      if (c === undefined) return undefined;
+      const moved = c.stepMs === 0 ? 0 : this.stmts.shiftStoredAt.run(c.stepMs, c.next.firstId).changes;
+      this.stmts.writeMeta.run(OFFLINE_CLOCK_META, JSON.stringify(c.next));
+      return { stepMs: c.stepMs, moved };
+    });
+    if (done === undefined || done.stepMs === 0) return;
+    this.logger.warn(
+      {
+        stepSeconds: Math.round(done.stepMs / 1000),
+        moved: done.moved,
+        now: isoTime(offsetMs + boot.sinceBootMs),
+      },
+      'terminal clock stepped since payments were stored in this boot: their times of storage moved with it, ' +
+        'their age is what they waited',
+    );
+  }
+
   /** Why `candidate` may not be taken offline now, or undefined when it may. Reads the queue; stores nothing. */
   refusal(candidate: OfflineCandidate): OfflineRefusedError | undefined {
     const refuse = (code: OfflineRefusalCode, message: string): OfflineRefusedError =>
@@ -769,6 +883,7 @@ export class OfflineQueue {
   ): StoredPayment {
     if (typeof payment !== 'object' || payment === null)
       throw new JournalError('JOURNAL_INVALID', 'payment must be an object');
+    this.followClock(true);
     const id = this.journal.atomically(true, () => {
       const refused = this.refusal(payment);
       if (refused) throw refused;
@@ -894,11 +1009,32 @@ export class OfflineQueue {
           throw e;
         }
       });
+      this.tellAgeUnknown(claimed);
       return { claimed, closed: this.tellClosed(closed) };
     } catch (e) {
       releaseTaken();
       throw e;
     }
+  }
+
+  /**
+   * Tells the operator of each payment of a committed claim whose age is not known ({@link expiredThrough}): it is
+   * forwarded although its recorded time of storage, read from a clock not yet set or set back since, may make it look
+   * decades old (or not yet stored).
+   */
+  private tellAgeUnknown(claimed: readonly Claimed[]): void {
+    for (const { row, ageUnknown } of claimed)
+      if (ageUnknown)
+        this.logger.warn(
+          {
+            offlineId: row.id,
+            transactionId: row.transaction_id,
+            storedAt: isoTime(row.stored_at),
+            now: isoTime(this.now().getTime()),
+          },
+          'stored payment forwarded with its age not known: the terminal clock was not set when it was stored, or ' +
+            'has been set back since; the gateway decides',
+        );
   }
 
   /**
@@ -915,8 +1051,8 @@ export class OfflineQueue {
       if (reason === OFFLINE_EXPIRED)
         this.logger.warn(
           facts,
-          `stored payment older than ${MAX_OFFLINE_AGE_HOURS} h not forwarded (its authorization would come after ` +
-            'the validity of its card read): closed for the operator, its card data wiped',
+          `stored payment known to be older than ${MAX_OFFLINE_AGE_HOURS} h not forwarded (its authorization would ` +
+            'come after the validity of its card read): closed for the operator, its card data wiped',
         );
       else
         this.logger.error(
@@ -928,20 +1064,36 @@ export class OfflineQueue {
   }
 
   /**
-   * Closes every stored payment stored more than {@link MAX_OFFLINE_AGE_HOURS} ago ({@link OFFLINE_EXPIRED}, its card
-   * data wiped), in one durable write, and returns them as closed; nothing is written when there is none. Run by each
-   * forwarding run before it looks for the gateway: such a payment is never sent, so its card data is not kept on the
-   * terminal until the gateway answers again — a week's outage would keep it for as long as the outage lasts, and its
-   * age would hold up the age limit of every payment stored meanwhile. The claim applies the same rule
-   * ({@link isExpired}) to a payment that expires between the two. With none, the empty list at once, without a turn
-   * of the event loop (the run's claim is queued in the caller's turn, as before).
+   * The one rule of {@link OFFLINE_EXPIRED}: the id of the last payment in the queue (stored or being forwarded)
+   * known, at `now` (epoch ms), to have been stored more than {@link MAX_OFFLINE_AGE_HOURS} ago — its `stored_at` a
+   * real time ({@link isRealStoredAt}) more than that before `now` — or 0 when there is none. Every stored payment up
+   * to it is expired: ids follow the order payments were stored in, so each has waited at least as long, whatever its
+   * own `stored_at` says (one stored while the clock was ahead, set back since, is not sent a month late). A payment
+   * whose `stored_at` is no real time and that nothing stored after it shows to be past the limit has an age that is
+   * not known: it is forwarded, not closed unsent — its customer was told it was paid, and the gateway decides (a
+   * decline is told the operator as any other). Dropped, it would be money lost for a card read perhaps an hour ago,
+   * whenever a kiosk whose clock battery is flat takes payments before NTP steps its clock on by years. A step seen
+   * within the boot the payment was stored in has moved its `stored_at` with it already ({@link followClock}).
+   */
+  private expiredThrough(now: number): number {
+    return this.stmts.expiredThrough.get(EARLIEST_REAL_TIME_MS, now - MAX_FORWARD_AGE_MS)?.id ?? 0;
+  }
+
+  /**
+   * Closes every stored payment known to have been stored more than {@link MAX_OFFLINE_AGE_HOURS} ago
+   * ({@link expiredThrough}; {@link OFFLINE_EXPIRED}, its card data wiped), in one durable write, and returns them as
+   * closed; nothing is written when there is none. Run by each forwarding run before it looks for the gateway: such a
+   * payment is never sent, so its card data is not kept on the terminal until the gateway answers again — a week's
+   * outage would keep it for as long as the outage lasts, and its age would hold up the age limit of every payment
+   * stored meanwhile. The claim applies the same rule to a payment that expires between the two. With none, the empty
+   * list at once, without a turn of the event loop (the run's claim is queued in the caller's turn, as before).
    */
   private closeExpired(): StoredPayment[] | Promise<StoredPayment[]> {
     const now = this.now().getTime();
-    if (this.stmts.storedBefore.all(now - MAX_FORWARD_AGE_MS).length === 0) return [];
+    if (this.stmts.storedThrough.all(this.expiredThrough(now)).length === 0) return [];
     return this.journal
       .commitDurably(() =>
-        this.stmts.storedBefore.all(now - MAX_FORWARD_AGE_MS).map(({ id }): Unsent => {
+        this.stmts.storedThrough.all(this.expiredThrough(now)).map(({ id }): Unsent => {
           this.stmts.closeUnsent.run(OFFLINE_EXPIRED, now, id);
           return { id, reason: OFFLINE_EXPIRED };
         }),
@@ -952,9 +1104,9 @@ export class OfflineQueue {
   /**
    * The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`, each request opened on
    * `opened`. A stored payment that may not or cannot be sent is closed in this write, never sent, and the next one
-   * claimed in its place: one stored more than {@link MAX_OFFLINE_AGE_HOURS} ago ({@link OFFLINE_EXPIRED}, its card
-   * data wiped), one whose sealed request cannot be read ({@link OFFLINE_UNREADABLE}, see {@link sealedRequest}); each
-   * is pushed on `closed`.
+   * claimed in its place: one known to have been stored more than {@link MAX_OFFLINE_AGE_HOURS} ago
+   * ({@link expiredThrough}; {@link OFFLINE_EXPIRED}, its card data wiped), one whose sealed request cannot be read
+   * ({@link OFFLINE_UNREADABLE}, see {@link sealedRequest}); each is pushed on `closed`.
    */
   private claimRows(
     sender: JournaledSender,
@@ -965,6 +1117,7 @@ export class OfflineQueue {
   ): Claimed[] {
     const claimed: Claimed[] = [];
     const now = this.now().getTime();
+    const expiredThrough = this.expiredThrough(now);
     for (;;) {
       const want = max - claimed.length;
       const rows = this.stmts.next.all(want);
@@ -975,7 +1128,7 @@ export class OfflineQueue {
         passedOver = true;
       };
       for (const row of rows) {
-        if (isExpired(row.stored_at, now)) {
+        if (row.id <= expiredThrough) {
           close(row, OFFLINE_EXPIRED);
           continue;
         }
@@ -984,7 +1137,10 @@ export class OfflineQueue {
         else {
           const { body } = read;
           opened.push(body);
-          claimed.push(this.claimRow(sender, row, body, taken));
+          claimed.push({
+            ...this.claimRow(sender, row, body, taken),
+            ageUnknown: !isRealStoredAt(row.stored_at, now),
+          });
         }
       }
       if (!passedOver || claimed.length >= max) return claimed;
@@ -1008,7 +1164,12 @@ export class OfflineQueue {
     }
   }
 
-  private claimRow(sender: JournaledSender, row: ClaimRow, body: Buffer, taken: (() => void)[]): Claimed {
+  private claimRow(
+    sender: JournaledSender,
+    row: ClaimRow,
+    body: Buffer,
+    taken: (() => void)[],
+  ): Omit<Claimed, 'ageUnknown'> {
     const now = this.now();
     const forward = forwardOf(
       {
@@ -1057,6 +1218,8 @@ export class OfflineQueue {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
       throw new JournalError('JOURNAL_INVALID', 'concurrency must be an integer from 1 to 64');
     this.reconcile();
+    // Their age as they waited, whatever the wall clock did meanwhile in this boot.
+    this.followClock(false);
     // Those past their seven days first, whether or not the gateway can be reached.
     const closing = this.closeExpired();
     const expired = Array.isArray(closing) ? closing : await closing;

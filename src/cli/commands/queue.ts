@@ -15,6 +15,7 @@ import {
   FollowUpStore,
   JournaledSender,
   JournalError,
+  linuxBootClock,
   offlineDeclinesToAcknowledge,
   openJournal,
   openOfflineQueueReadOnly,
@@ -209,6 +210,8 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
           limits: config.offline,
           keyProvider,
           now,
+          // The terminal's time since boot, as the terminal's own queue reads it; none with a clock of tests.
+          ...(deps.now === undefined ? { bootClock: linuxBootClock } : {}),
           logger,
         });
         // What a forward's answer obliges is written with it, as by the terminal's own forwarding (a risk-declined

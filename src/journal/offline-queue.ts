@@ -666,7 +666,10 @@ export class OfflineQueue {
           completed_at = ?, body_enc = NULL
         WHERE id = ? AND state = 'stored'`),
       // The open index's condition, as in `next`: only the payments in the queue are read (see expiredThrough).
-      expiredThrough: db.prepare(`SELECT MAX(id) AS id FROM offline_payments
+      // By the queue's index of times of storage (lookup-indexes.ts), its condition repeated: the few payments stored
+      // before the limit, not every one queued (without statistics, SQLite would take the index by state instead).
+      expiredThrough:
+        db.prepare(`SELECT MAX(id) AS id FROM offline_payments INDEXED BY offline_payments_open_by_time
         WHERE state IN ('stored', 'forwarding') AND stored_at >= ? AND stored_at < ?`),
       storedThrough: db.prepare(`SELECT id FROM offline_payments
         WHERE state = 'stored' AND state IN ('stored', 'forwarding') AND id <= ? ORDER BY id`),

@@ -34,6 +34,21 @@ function offlinePayment(transactionId: string): OfflinePaymentInput {
   };
 }
 
+/** The journal's offline queue, with room for every payment a test stores. */
+function offlineQueue(j: SqliteJournal): OfflineQueue {
+  return new OfflineQueue(j, {
+    policy: 'prefer-online',
+    limits: {
+      maxTransactionMinor: 5_000,
+      maxTotalMinorPerCurrency: 1e6,
+      maxCount: 100,
+      maxAgeHours: 24,
+      maxCountPerCard: 2,
+    },
+    keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
+  });
+}
+
 /** An approved sale with its outcome, as most of a journal's entries are. */
 function sale(j: SqliteJournal, transactionId: string): number {
   const e = j.begin(saleEntry(transactionId));
@@ -315,17 +330,7 @@ describe('journal lookups', () => {
 
   it('reads no table from end to end for the lookups of a payment, the operator status and the offline store', async () => {
     const j = journal();
-    const queue = new OfflineQueue(j, {
-      policy: 'prefer-online',
-      limits: {
-        maxTransactionMinor: 5_000,
-        maxTotalMinorPerCurrency: 1e6,
-        maxCount: 100,
-        maxAgeHours: 24,
-        maxCountPerCard: 2,
-      },
-      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
-    });
+    const queue = offlineQueue(j);
     for (let i = 0; i < 50; i++) sale(j, `S${i}`);
     const auth = j.begin(saleEntry('A1', { service: 'preauth', comments: 'Parking Authorization' }));
     j.recordOutcome(auth.id, { state: 'approved', gatewayId: 'GA1', authorizedMinor: 600 });
@@ -362,17 +367,7 @@ describe('journal lookups', () => {
   });
   it('reads, for the offline expiry of each claim, the stored payments past the limit only, not every one queued', async () => {
     const j = journal();
-    const queue = new OfflineQueue(j, {
-      policy: 'prefer-online',
-      limits: {
-        maxTransactionMinor: 5_000,
-        maxTotalMinorPerCurrency: 1e6,
-        maxCount: 100,
-        maxAgeHours: 24,
-        maxCountPerCard: 2,
-      },
-      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
-    });
+    const queue = offlineQueue(j);
     for (let i = 0; i < 20; i++) queue.store(offlinePayment(`E${i}`));
     const transmitter: Transmitter = {
       transmit: (r) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gatewayText } from './status-bar.js';
+import { gatewayText, offlineText } from './status-bar.js';
 
 describe('the status bar: the gateway', () => {
   it('says the credentials were refused, not that the gateway is offline, for GW_AUTH', () => {
@@ -58,5 +58,21 @@ describe('the status bar: the gateway', () => {
     expect(
       gatewayText({ ...gw, lastError: 'GW_CONNECTION', unreachableHost: 'gateway gw.example:443' }),
     ).toBe('remote offline (GW_CONNECTION: no connection to gateway gw.example:443)');
+  });
+});
+
+describe('the status bar: the offline queue', () => {
+  it('tells the operator of stored payments whose age is not known (stored while the clock was not set)', () => {
+    expect(
+      offlineText({
+        depth: 3,
+        totals: [{ text: '£30.00' }],
+        declinedAfterForward: 0,
+        ageUnknown: 2,
+      }),
+    ).toBe('3 (£30.00), 2 of unknown age (terminal clock not set when stored)');
+    expect(offlineText({ depth: 1, totals: [], declinedAfterForward: 1, ageUnknown: 0 })).toBe(
+      '1, 1 not collected in full after forwarding',
+    );
   });
 });

@@ -39,15 +39,7 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
       ),
     );
     const off = status.offline;
-    const totals = off.totals.map((t) => t.text).join(', ');
-    items.push(
-      item(
-        'status-offline',
-        'Offline queue',
-        `${off.depth}${totals ? ` (${totals})` : ''}${off.declinedAfterForward > 0 ? `, ${off.declinedAfterForward} not collected in full after forwarding` : ''}`,
-        off.depth === 0 ? 'ok' : 'warn',
-      ),
-    );
+    items.push(item('status-offline', 'Offline queue', offlineText(off), off.depth === 0 ? 'ok' : 'warn'));
     if (status.feeShortfalls > 0)
       items.push(
         item('status-shortfalls', 'Fee shortfalls', `${status.feeShortfalls} to acknowledge`, 'warn'),
@@ -84,6 +76,26 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
     { class: 'status-bar', testid: 'status-bar', attrs: { role: 'status' } },
     h('span', { class: 'status-terminal', testid: 'status-terminal', text: status?.terminalId ?? '…' }),
     ...items,
+  );
+}
+
+/**
+ * The offline queue's item: how many payments wait and their totals, those not collected in full after forwarding,
+ * and those whose age is not known (stored while the terminal's clock was not set, or ahead): left out of the oldest
+ * age and of the age limit, the operator is told.
+ */
+export function offlineText(
+  off: Pick<OperatorStatus['offline'], 'depth' | 'declinedAfterForward' | 'ageUnknown'> & {
+    totals: readonly { text: string }[];
+  },
+): string {
+  const totals = off.totals.map((t) => t.text).join(', ');
+  return (
+    `${off.depth}${totals ? ` (${totals})` : ''}` +
+    (off.declinedAfterForward > 0
+      ? `, ${off.declinedAfterForward} not collected in full after forwarding`
+      : '') +
+    (off.ageUnknown > 0 ? `, ${off.ageUnknown} of unknown age (terminal clock not set when stored)` : '')
   );
 }
 

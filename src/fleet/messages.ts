@@ -43,8 +43,14 @@ export interface TerminalHealth {
   offline: {
     depth: number;
     totals: Array<{ currency: string; minor: number }>;
+    /** Age of the oldest stored payment whose age is known, seconds; null when none is. */
     oldestAgeSeconds: number | null;
     declinedAfterForward: number;
+    /**
+     * Stored payments whose age is not known (stored while the clock was not yet set, or ahead): not in
+     * `oldestAgeSeconds`. Absent from the heartbeats of terminals older than the count.
+     */
+    ageUnknown?: number;
   };
   /**
    * Fees a capture did not collect in full (or a tap-and-go exit could not price) that no operator has acknowledged

@@ -364,7 +364,13 @@ export interface OperatorStatus {
     policy: string;
     depth: number;
     totals: { currency: string; minor: number; text: string }[];
+    /** Age of the oldest stored payment whose age is known, whole seconds; null when none is. */
     oldestAgeSeconds: number | null;
+    /**
+     * Stored payments whose age is not known: stored while the terminal's clock was not yet set or was ahead. Not in
+     * `oldestAgeSeconds`, nor in the age limit; forwarded, the gateway decides.
+     */
+    ageUnknown: number;
     limits: {
       maxTransactionMinor: number;
       maxTotalMinorPerCurrency: number;

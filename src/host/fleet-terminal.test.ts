@@ -111,7 +111,7 @@ describe('the terminal under the fleet', () => {
       inService: true,
       customerSession: false,
       reader: { kind: 'sim' },
-      offline: { depth: 0 },
+      offline: { depth: 0, oldestAgeSeconds: null, ageUnknown: 0 },
       openAuthorizations: 0,
       journal: { unknown: 0, inFlight: 0 },
     });

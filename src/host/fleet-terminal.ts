@@ -185,6 +185,7 @@ export class HostFleetTerminal implements FleetTerminal {
         depth: s.offline.depth,
         totals: s.offline.totals.map((t) => ({ currency: t.currency, minor: t.minor })),
         oldestAgeSeconds: s.offline.oldestAgeSeconds,
+        ageUnknown: s.offline.ageUnknown,
         declinedAfterForward: s.offline.declinedAfterForward,
       },
       feeShortfalls: s.feeShortfalls,

@@ -8,6 +8,7 @@ const OFFLINE: OfflineStatus = {
   depth: 0,
   totalsPerCurrency: [],
   oldestAgeSeconds: null,
+  ageUnknown: 0,
   limits: {
     maxTransactionMinor: 0,
     maxTotalMinorPerCurrency: 0,

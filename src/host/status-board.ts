@@ -142,6 +142,7 @@ export class StatusBoard {
           text: formatAmount(t.minor, t.currency, resolveLocale(c.terminal.locale)),
         })),
         oldestAgeSeconds: q.oldestAgeSeconds,
+        ageUnknown: q.ageUnknown,
         limits: { ...q.limits },
         declinedAfterForward: q.declinedAfterForward,
       },

@@ -112,6 +112,7 @@ describe('offline queue', () => {
         { currency: 'GBP', minor: 1_500, amount: '15.00' },
       ],
       oldestAgeSeconds: 90,
+      ageUnknown: 0,
       limits: LIMITS,
       declinedAfterForward: 0,
     });
@@ -914,6 +915,40 @@ describe('offline queue', () => {
     });
   });
 
+  it('keeps taking payments offline once NTP has stepped on the clock a stored payment was read under before it was set: the age limit reads the oldest payment whose age is known', () => {
+    const { queue } = setup();
+    const real = t;
+    // The kiosk started offline with its clock at 2000-01-01 and took a payment.
+    t = Date.parse('2000-01-01T00:10:00Z');
+    const unset = queue.store(payment());
+    // NTP stepped the clock on to the real time, the network gone again: the next customer is not turned away.
+    t = real;
+    const known = queue.store(payment());
+    expect(queue.status()).toMatchObject({ depth: 2, oldestAgeSeconds: 0, ageUnknown: 1 });
+    // The limit still holds, by the payment whose age is known (and the one stored before it is older still).
+    t += 24 * 3_600_000 + 1;
+    expect(queue.refusal(payment())).toMatchObject({ code: 'OFFLINE_AGE_LIMIT' });
+    expect(queue.status()).toMatchObject({ oldestAgeSeconds: 24 * 3_600, ageUnknown: 1 });
+    expect([unset.state, known.state]).toEqual(['stored', 'stored']);
+  });
+
+  it('reports no age for a payment whose time of storage is no real time, and counts it apart: not decades, not zero', () => {
+    const { queue } = setup();
+    const real = t;
+    t = Date.parse('2000-01-01T00:10:00Z');
+    queue.store(payment());
+    t = real;
+    expect(queue.status()).toMatchObject({ depth: 1, oldestAgeSeconds: null, ageUnknown: 1 });
+    // Stored while the clock was a year ahead, set back since: not "stored just now" either.
+    const { queue: other } = setup();
+    t = real + 365 * 24 * 3_600_000;
+    other.store(payment());
+    t = real;
+    expect(other.status()).toMatchObject({ depth: 1, oldestAgeSeconds: null, ageUnknown: 1 });
+    // The exported function, as `queue status` reads it, says the same.
+    expect(offlineQueueStatus(current!, { policy: 'prefer-online', limits: LIMITS })).toEqual(other.status());
+  });
+
   describe('with the time since boot (a clock no step moves)', () => {
     let bootId = 'boot-1';
     let up = 0;
@@ -981,6 +1016,36 @@ describe('offline queue', () => {
       const f = fakeForwarder();
       expect(await queue.forwardPending(f.forwarder)).toMatchObject({ approved: 1, declined: [] });
       expect(f.order).toEqual([stored.transactionId]);
+    });
+
+    it('takes the next payment offline when one stored in this boot before NTP stepped the clock on from 2000 has waited an hour by the time since boot', () => {
+      bootId = 'boot-7';
+      up = 60_000;
+      const real = t;
+      t = Date.parse('2000-01-01T00:10:00Z');
+      const { queue } = setupBooted();
+      queue.store(payment());
+      pass(3_600_000);
+      t = real;
+      // An hour waited: the next customer is taken offline, asked before the store as the terminal asks.
+      expect(queue.refusal(payment())).toBeUndefined();
+      expect(queue.status()).toMatchObject({ oldestAgeSeconds: 3_600, ageUnknown: 0 });
+    });
+
+    it('refuses by the time since boot once a payment stored under a clock not yet set has waited past the limit', () => {
+      bootId = 'boot-8';
+      up = 60_000;
+      const real = t;
+      t = Date.parse('2000-01-01T00:10:00Z');
+      const { queue } = setupBooted();
+      queue.store(payment());
+      pass(24 * 3_600_000 + 1);
+      t = real;
+      // The question asked before the store and the store's own check give one answer.
+      expect(queue.refusal(payment())).toMatchObject({ code: 'OFFLINE_AGE_LIMIT' });
+      expect(() => queue.store(payment())).toThrowError(
+        expect.objectContaining({ code: 'OFFLINE_AGE_LIMIT' }) as Error,
+      );
     });
 
     it('still closes a payment that waited more than seven days by the time since boot (a terminal suspended meanwhile too)', async () => {

@@ -76,7 +76,16 @@ const EARLIEST_REAL_TIME_MS = Date.UTC(2026, 10, 22);
  * since: how long the payment has waited is not known from it.
  */
 function isRealStoredAt(storedAt: number, now: number): boolean {
-  return storedAt >= EARLIEST_REAL_TIME_MS && storedAt <= now;
+  const { from, to } = realStoredAtBounds(now);
+  return storedAt >= from && storedAt <= to;
+}
+
+/**
+ * The bounds, inclusive, of {@link isRealStoredAt} at `now` (epoch ms), for a statement's `stored_at BETWEEN @from AND
+ * @to`: the same rule read by SQLite.
+ */
+function realStoredAtBounds(now: number): { from: number; to: number } {
+  return { from: EARLIEST_REAL_TIME_MS, to: now };
 }
 
 /**
@@ -235,8 +244,16 @@ export interface OfflineStatus {
   readonly depth: number;
   /** Per currency, sorted by code: minor units and the decimal string. */
   readonly totalsPerCurrency: { currency: string; minor: number; amount: string }[];
-  /** Age of the oldest stored payment in whole seconds; null when the queue is empty. */
+  /**
+   * Age in whole seconds of the oldest stored payment whose age is known (its time of storage a real time: see
+   * {@link OFFLINE_EXPIRED}); null when the queue holds none.
+   */
   readonly oldestAgeSeconds: number | null;
+  /**
+   * Payments stored or being forwarded whose age is not known: stored while the terminal's clock was not yet set (a
+   * flat clock battery: 1970, 2000) or was ahead, set back since. Not in `oldestAgeSeconds`, nor in the age limit.
+   */
+  readonly ageUnknown: number;
   readonly limits: OfflineLimits;
   /**
    * Payments declined, rejected, of unknown outcome or approved for less than their amount after forwarding, not yet
@@ -407,8 +424,11 @@ export function checkLimits(limits: OfflineLimits): OfflineLimits {
 
 /** What the offline status of a queue is made of, read in one transaction. */
 interface QueueCounts {
-  /** The payments stored or being forwarded, per currency, sorted by code. */
-  readonly totals: { currency: string; minor: number; n: number; oldest: number }[];
+  /**
+   * The payments stored or being forwarded, per currency, sorted by code: their number, the oldest real time of storage
+   * ({@link isRealStoredAt}; null when none is), and how many have none.
+   */
+  readonly totals: { currency: string; minor: number; n: number; oldest: number | null; unknown: number }[];
   /** Those not collected in full after forwarding, not yet acknowledged. */
   readonly declined: number;
 }
@@ -426,11 +446,13 @@ export function offlineQueueStatus(
   const db = journal.db;
   const read = db.transaction((): QueueCounts => {
     const totals = db
-      .prepare<[], { currency: string; minor: number; n: number; oldest: number }>(
-        `SELECT currency, SUM(amount_minor) AS minor, COUNT(*) AS n, MIN(stored_at) AS oldest
+      .prepare<[{ from: number; to: number }], QueueCounts['totals'][number]>(
+        `SELECT currency, SUM(amount_minor) AS minor, COUNT(*) AS n,
+           MIN(CASE WHEN stored_at BETWEEN @from AND @to THEN stored_at END) AS oldest,
+           SUM(stored_at NOT BETWEEN @from AND @to) AS unknown
          FROM offline_payments WHERE state IN ('stored', 'forwarding') GROUP BY currency ORDER BY currency`,
       )
-      .all();
+      .all(realStoredAtBounds(now.getTime()));
     // Each count from its own partial index.
     const declined = db
       .prepare<[], { n: number }>(
@@ -456,7 +478,8 @@ function statusOf(
   settings: { policy: OfflinePolicy; limits: OfflineLimits },
   now: Date,
 ): OfflineStatus {
-  const oldest = totals.length === 0 ? null : Math.min(...totals.map((t) => t.oldest));
+  const known = totals.flatMap((t) => (t.oldest === null ? [] : [t.oldest]));
+  const oldest = known.length === 0 ? null : Math.min(...known);
   return {
     policy: settings.policy,
     depth: totals.reduce((n, t) => n + t.n, 0),
@@ -465,7 +488,8 @@ function statusOf(
       minor: t.minor,
       amount: toDecimalString(t.minor, t.currency),
     })),
-    oldestAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now.getTime() - oldest) / 1000)),
+    oldestAgeSeconds: oldest === null ? null : Math.floor((now.getTime() - oldest) / 1000),
+    ageUnknown: totals.reduce((n, t) => n + t.unknown, 0),
     limits: checkLimits(settings.limits),
     declinedAfterForward: declined,
   };
@@ -601,7 +625,8 @@ export class OfflineQueue {
     awaitingOutcome: Statement<[string], Row>;
     next: Statement<[number], ClaimRow>;
     anyStored: Statement<[], { one: 1 }>;
-    open: Statement<[], { n: number; oldest: number | null }>;
+    open: Statement<[], { n: number }>;
+    oldestKnown: Statement<[{ from: number; to: number }], { oldest: number | null }>;
     openTotal: Statement<[string], { total: number | null }>;
     openOfCard: Statement<[string], { n: number }>;
     claim: Statement;
@@ -648,8 +673,11 @@ export class OfflineQueue {
         WHERE state = 'stored' AND state IN ('stored', 'forwarding') ORDER BY id LIMIT ?`),
       anyStored: db.prepare(`SELECT 1 AS one FROM offline_payments
         WHERE state = 'stored' AND state IN ('stored', 'forwarding') LIMIT 1`),
-      open: db.prepare(`SELECT COUNT(*) AS n, MIN(stored_at) AS oldest FROM offline_payments
-        WHERE state IN ('stored', 'forwarding')`),
+      open: db.prepare(`SELECT COUNT(*) AS n FROM offline_payments WHERE state IN ('stored', 'forwarding')`),
+      // The oldest real time of storage in the queue ({@link isRealStoredAt}), by its index of times of storage.
+      oldestKnown: db.prepare(`SELECT MIN(stored_at) AS oldest FROM offline_payments
+        INDEXED BY offline_payments_open_by_time
+        WHERE state IN ('stored', 'forwarding') AND stored_at BETWEEN @from AND @to`),
       openTotal: db.prepare(`SELECT SUM(amount_minor) AS total FROM offline_payments
         WHERE state IN ('stored', 'forwarding') AND currency = ?`),
       // The condition of the index `offline_payments_open_by_card`, repeated so that SQLite reads it.
@@ -808,8 +836,25 @@ export class OfflineQueue {
     );
   }
 
-  /** Why `candidate` may not be taken offline now, or undefined when it may. Reads the queue; stores nothing. */
+  /**
+   * Why `candidate` may not be taken offline now, or undefined when it may: the answer {@link store} gives. Reads the
+   * queue and stores nothing, but for the move of a clock step that {@link store} would make first
+   * ({@link followClock}): a payment stored in this boot under a clock not yet set is judged by what it waited.
+   */
   refusal(candidate: OfflineCandidate): OfflineRefusedError | undefined {
+    this.followClock(false);
+    return this.refusalNow(candidate);
+  }
+
+  /**
+   * {@link refusal} in the caller's transaction, the footing of this boot's times of storage as it is. The age limit
+   * counts the oldest payment whose age is known ({@link isRealStoredAt}; every one stored before it has waited at
+   * least as long): one stored under a clock not yet set (1970, 2000) would refuse every further payment once the
+   * clock is set, for as long as the terminal stays offline, and one stored while the clock was ahead would switch the
+   * limit off until the clock caught up. Those whose age is not known are bounded by the limits of count and total,
+   * and counted apart in the status ({@link OfflineStatus.ageUnknown}).
+   */
+  private refusalNow(candidate: OfflineCandidate): OfflineRefusedError | undefined {
     const refuse = (code: OfflineRefusalCode, message: string): OfflineRefusedError =>
       new OfflineRefusedError(code, message);
     const { limits } = this;
@@ -868,8 +913,9 @@ export class OfflineQueue {
         'OFFLINE_CARD_LIMIT',
         `the queue holds ${ofCard} payment(s) of this card, the limit is ${limits.maxCountPerCard}`,
       );
-    const oldest = open?.oldest ?? null;
-    if (oldest !== null && this.now().getTime() - oldest > limits.maxAgeHours * 3_600_000)
+    const now = this.now().getTime();
+    const oldest = this.stmts.oldestKnown.get(realStoredAtBounds(now))?.oldest ?? null;
+    if (oldest !== null && now - oldest > limits.maxAgeHours * 3_600_000)
       return refuse('OFFLINE_AGE_LIMIT', `the oldest stored payment is older than ${limits.maxAgeHours} h`);
     return undefined;
   }
@@ -888,7 +934,7 @@ export class OfflineQueue {
       throw new JournalError('JOURNAL_INVALID', 'payment must be an object');
     this.followClock(true);
     const id = this.journal.atomically(true, () => {
-      const refused = this.refusal(payment);
+      const refused = this.refusalNow(payment);
       if (refused) throw refused;
       // Its forward is begun in the journal from what is stored: a payment whose entry the journal would refuse
       // could never be forwarded, and each claim, taking the oldest first, would fail on it and forward nothing

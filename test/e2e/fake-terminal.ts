@@ -59,6 +59,7 @@ function status(): OperatorStatus {
       depth: 0,
       totals: [],
       oldestAgeSeconds: null,
+      ageUnknown: 0,
       limits: {
         maxTransactionMinor: 5000,
         maxTotalMinorPerCurrency: 50000,

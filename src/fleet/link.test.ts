@@ -6,6 +6,7 @@ import { signCommand, type FleetKey } from './command-signature.js';
 import type { FleetConfig } from './connection.js';
 import type { CommandReply } from './messages.js';
 import type { FleetTerminal } from './terminal.js';
+import { FleetCommandLog, openJournal } from '../journal/index.js';
 
 /** A broker client that records what the link publishes, and delivers what a test emits. */
 class FakeClient extends EventEmitter {
@@ -72,7 +73,8 @@ function signed(
 
 /** A terminal of these tests (PT000001, no heartbeat, no events) with its command handling. */
 function testTerminal(
-  commands: Pick<FleetTerminal, 'claimCommand' | 'finishCommand' | 'execute' | 'audit'>,
+  commands: Pick<FleetTerminal, 'claimCommand' | 'finishCommand' | 'execute' | 'audit'> &
+    Partial<Pick<FleetTerminal, 'beginCommand'>>,
 ): FleetTerminal {
   return {
     terminalId: 'PT000001',
@@ -80,6 +82,8 @@ function testTerminal(
       throw new Error('no heartbeat in these tests');
     },
     onEvent: () => () => undefined,
+    // The start of each command recorded (the tests of the journal's own store give theirs).
+    beginCommand: () => ({ begun: true }),
     ...commands,
   };
 }
@@ -567,6 +571,38 @@ describe('a journal that cannot record the command id', () => {
   });
 });
 
+describe('a journal that cannot record the start of a command', () => {
+  it('answers FAILED and does not execute the command', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let executed = 0;
+    const audits: unknown[] = [];
+    const terminal = testTerminal({
+      claimCommand: () => ({ fresh: true }),
+      beginCommand: () => {
+        throw new Error('SQLITE_IOERR: disk I/O error');
+      },
+      finishCommand: () => undefined,
+      execute: () => {
+        executed += 1;
+        return Promise.resolve({ ok: true });
+      },
+      audit: (entry) => void audits.push(entry),
+    });
+    const link = startLink(terminal, KEY);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed('start-1', 'flush-queue', {}, KEY)));
+    await link.close();
+    const replies = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((r) => JSON.parse(r.payload) as { code: string; id: string; message: string });
+    expect(replies).toMatchObject([{ code: 'FAILED', id: 'start-1' }]);
+    expect(replies[0]!.message).toMatch(/not executed/);
+    expect(audits).toMatchObject([{ id: 'start-1', result: 'failed', code: 'FAILED' }]);
+    expect(executed).toBe(0);
+  });
+});
+
 describe('a burst of commands', () => {
   it('is handled one command per turn of the event loop: the screen, the reader and payments keep running', async () => {
     // MQTT.js emits every message of a socket read in one go. Handled in one run of microtasks, a burst of refusals
@@ -847,5 +883,141 @@ describe('a command that comes while the link closes', () => {
       { id: 'running-2', code: 'OK' },
       { id: 'queued-2', result: 'refused', code: 'NOT_ALLOWED' },
     ]);
+  });
+});
+
+describe("a command claimed in the journal and never begun (the journal's fleet_commands)", () => {
+  /** A terminal whose command ids are the real journal store's, `rerun-recovery` running until the host stops. */
+  function journalTerminal(log: FleetCommandLog, options: { claimFails?: (id: string) => boolean } = {}) {
+    const executed: string[] = [];
+    const audits: Array<{ id: string | null; code: string }> = [];
+    let started = (): void => undefined;
+    const running = new Promise<void>((r) => (started = r));
+    const terminal = testTerminal({
+      claimCommand: (input) => {
+        const claim = log.claim(input);
+        // Its id written, then the write reported failed (a sync that failed after the commit reached the disk).
+        if (options.claimFails?.(input.id)) throw new Error('SQLITE_IOERR: disk I/O error');
+        return claim;
+      },
+      beginCommand: (id) => log.begin(id),
+      finishCommand: (id, reply) => log.finish(id, reply),
+      execute: (name) => {
+        executed.push(name);
+        if (name !== 'rerun-recovery') return Promise.resolve({ ok: true });
+        started();
+        return new Promise(() => undefined);
+      },
+      audit: (entry) => void audits.push(entry),
+    });
+    return { terminal, executed, audits, running };
+  }
+
+  /** A fresh link on the fake client for `terminal`; `replies()`: `<id> <code>` of what it answered since. */
+  function linkOn(terminal: FleetTerminal) {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    fake.disconnected = false;
+    const link = startLink(terminal, KEY);
+    const replies = () =>
+      fake.published
+        .filter((p) => p.topic.endsWith('/replies'))
+        .map((p) => JSON.parse(p.payload) as CommandReply);
+    return { link, replies };
+  }
+
+  const settled = async (): Promise<void> => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it('is carried out when delivered again after the terminal stopped; one begun and not ended is not', async () => {
+    const journal = openJournal(':memory:');
+    const log = new FleetCommandLog(journal);
+    const running = signed('long-1', 'rerun-recovery', {}, KEY);
+    const queued = signed('queued-1', 'flush-queue', {}, KEY);
+    // The terminal's first run: a recovery runs (the gateway down), a flush waits its turn behind it; the terminal
+    // stops, and its stop does not wait for the recovery to end.
+    const before = journalTerminal(log);
+    const first = linkOn(before.terminal);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(running));
+    await before.running;
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(queued));
+    while (!log.has('queued-1')) await new Promise((r) => setImmediate(r));
+    await first.link.close(10);
+    await settled();
+    expect(before.executed).toEqual(['rerun-recovery']);
+    // The next run: the broker delivers both again.
+    const after = journalTerminal(log);
+    const second = linkOn(after.terminal);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(queued));
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(running));
+    await second.link.close();
+    // The flush never began: it runs now. The recovery began: whether it took effect is not known, never run again.
+    expect(after.executed).toEqual(['flush-queue']);
+    const answers = second.replies();
+    expect(answers.map((r) => [r.id, r.code])).toEqual([
+      ['queued-1', 'OK'],
+      ['long-1', 'DUPLICATE'],
+    ]);
+    expect(answers[1]!.message).toMatch(/whether it took effect is not known/);
+    journal.close();
+  });
+
+  it('whose claim reported a failure after its id was written: answered FAILED, carried out when delivered again', async () => {
+    const journal = openJournal(':memory:');
+    const log = new FleetCommandLog(journal);
+    const half = signed('half-1', 'flush-queue', {}, KEY);
+    let failing = true;
+    const before = journalTerminal(log, { claimFails: () => failing });
+    const first = linkOn(before.terminal);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(half));
+    await first.link.close();
+    expect(first.replies()).toMatchObject([{ id: 'half-1', code: 'FAILED' }]);
+    expect(first.replies()[0]!.message).toMatch(/not executed/);
+    expect(log.has('half-1')).toBe(true);
+    // Not acknowledged: the broker delivers it again at the next connection, the journal writable again.
+    failing = false;
+    const after = journalTerminal(log);
+    const second = linkOn(after.terminal);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(half));
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(half));
+    await second.link.close();
+    expect(before.executed).toEqual([]);
+    expect(after.executed).toEqual(['flush-queue']);
+    expect(second.replies()).toMatchObject([
+      { id: 'half-1', code: 'OK' },
+      { id: 'half-1', code: 'DUPLICATE', first: { code: 'OK' } },
+    ]);
+    journal.close();
+  });
+
+  it('delivered again while it waits its turn in this run: carried out once, the second delivery DUPLICATE', async () => {
+    const journal = openJournal(':memory:');
+    const log = new FleetCommandLog(journal);
+    const { terminal, executed } = journalTerminal(log);
+    const { link, replies } = linkOn(terminal);
+    let endRun = (): void => undefined;
+    // A flush waits behind a command that runs; the broker delivers the flush again meanwhile (its PUBACK lost).
+    const queued = signed('queued-2', 'flush-queue', {}, KEY);
+    terminal.execute = (name) => {
+      executed.push(name);
+      if (name !== 'audit-log') return Promise.resolve({ ok: true });
+      return new Promise((r) => (endRun = () => r({ ok: true })));
+    };
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed('slow-2', 'audit-log', {}, KEY)));
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(queued));
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(queued));
+    while (!log.has('queued-2')) await new Promise((r) => setImmediate(r));
+    await settled();
+    endRun();
+    await link.close();
+    expect(executed).toEqual(['audit-log', 'flush-queue']);
+    expect(replies().map((r) => [r.id, r.code])).toEqual([
+      ['slow-2', 'OK'],
+      ['queued-2', 'OK'],
+      ['queued-2', 'DUPLICATE'],
+    ]);
+    journal.close();
   });
 });

@@ -623,25 +623,22 @@ export class FleetLink {
       // A journal that takes no more writes (a failed disk sync, a full disk): not executed, and said so — the
       // operator's `fleet send` would otherwise wait for a reply and read the terminal as away.
       // Not acknowledged either (thrown on): the broker delivers it again at the next connection.
+      // Its id may have reached the journal all the same (a sync that failed after the commit): never begun, it is
+      // carried out at that delivery (a claim answers `waiting`).
       this.options.logger.error({ err, id: command.id, command: name }, 'fleet command id not recorded');
-      try {
-        terminal.audit({ id: command.id, command: name, result: 'failed', code: 'FAILED' });
-      } finally {
-        this.reply({
-          id: command.id,
-          command: name,
-          ok: false,
-          code: 'FAILED',
-          message: 'the command id could not be recorded in the journal; not executed',
-        });
-      }
+      this.failed(
+        command.id,
+        name,
+        'the command id could not be recorded in the journal: not executed; not acknowledged either, so the ' +
+          'broker delivers it again when the terminal next connects, and it is carried out then unless it expired',
+      );
       throw err;
     }
     if (retained) {
       if (!claim.fresh) {
         this.options.logger.warn(
           { id: command.id, command: name },
-          'retained fleet command ignored: its id was answered before',
+          'retained fleet command ignored: its id was recorded before',
         );
         return;
       }
@@ -665,21 +662,10 @@ export class FleetLink {
       ]);
       return;
     }
-    if (!claim.fresh) {
-      this.refuseLimited(
-        [
-          command.id,
-          name,
-          'DUPLICATE',
-          // Without its reply the id was claimed and its end never recorded: begun, then the terminal stopped (or the
-          // link closed) during it. Whether it took effect is not known here; it is not begun again.
-          claim.reply
-            ? 'this command id was executed before; not executed again'
-            : 'this command id was begun before and its end not recorded (the terminal stopped during it): not ' +
-              'executed again; whether it took effect is not known here (look at the terminal: its audit-log, its state)',
-        ],
-        claim.reply ? { first: claim.reply } : {},
-      );
+    // Claimed before and never begun (the terminal stopped while it waited its turn, or its claim reported a failure):
+    // it never took effect, and runs in its turn as a new one — its start mark decides, once, which delivery runs it.
+    if (!claim.fresh && !('waiting' in claim)) {
+      this.refuseDuplicate(command.id, name, claim.reply);
       return;
     }
     if (late) {
@@ -704,6 +690,24 @@ export class FleetLink {
       this.refuseClaimed(command.id, name, check.code, check.message);
       return;
     }
+    // At most once: the start is durable before anything is done; a delivery of the id from now on is DUPLICATE.
+    let start: ReturnType<FleetTerminal['beginCommand']>;
+    try {
+      start = terminal.beginCommand(command.id);
+    } catch (err) {
+      this.options.logger.error({ err, id: command.id, command: name }, 'fleet command start not recorded');
+      this.failed(
+        command.id,
+        name,
+        'the start of the command could not be recorded in the journal: not executed',
+      );
+      return;
+    }
+    // Begun by another delivery of the id (one the broker sent again while this one waited its turn).
+    if (!start.begun) {
+      this.refuseDuplicate(command.id, name, start.reply);
+      return;
+    }
     this.options.logger.info({ id: command.id, command: name }, 'fleet command');
     const outcome = await terminal.execute(name, command.args, { id: command.id });
     const reply = this.reply(
@@ -725,6 +729,39 @@ export class FleetLink {
       result: outcome.ok ? 'ok' : outcome.failed ? 'failed' : 'refused',
       code: reply.code,
     });
+  }
+
+  /**
+   * Refuses a delivery of an id begun before: with the reply it got under `first`; without one when it began and its
+   * end was never recorded (the terminal stopped, or the link closed, during it) — whether it took effect is not known
+   * here, and it is not begun again. An id claimed and never begun is no duplicate: it runs (`waiting`).
+   */
+  private refuseDuplicate(
+    id: string,
+    name: FleetCommandName,
+    first: Record<string, unknown> | undefined,
+  ): void {
+    this.refuseLimited(
+      [
+        id,
+        name,
+        'DUPLICATE',
+        first
+          ? 'this command id was executed before; not executed again'
+          : 'this command id was begun before and its end not recorded (the terminal stopped during it): not ' +
+            'executed again; whether it took effect is not known here (look at the terminal: its audit-log, its state)',
+      ],
+      first ? { first } : {},
+    );
+  }
+
+  /** A command not carried out because the journal refused a write: audited (when it can be) and answered `FAILED`. */
+  private failed(id: string, name: FleetCommandName, message: string): void {
+    try {
+      this.options.terminal.audit({ id, command: name, result: 'failed', code: 'FAILED' });
+    } finally {
+      this.reply({ id, command: name, ok: false, code: 'FAILED', message });
+    }
   }
 
   /**
@@ -762,9 +799,11 @@ export class FleetLink {
    * Stops the link: the command running given `timeoutMs` to finish and be answered, `offline` published (retained)
    * when connected, then the connection closed. The terminal's own close waits no longer than `timeoutMs` for either:
    * a command may run until the host stops (`rerun-recovery` retries while the gateway is down), and the host stops
-   * after the link. A command left running has its id claimed: a redelivery is answered `DUPLICATE`, never run again.
-   * A command that comes while the link closes, or that still waits its turn when the close stops waiting, is not
-   * begun: refused `NOT_ALLOWED` (the terminal is stopping), its id claimed with that reply.
+   * after the link. A command left running has its start recorded: a redelivery is answered `DUPLICATE`, never run
+   * again. A command that comes while the link closes, or that still waits its turn when the close stops waiting, is
+   * not begun: refused `NOT_ALLOWED` (the terminal is stopping), its id claimed with that reply. One still waiting its
+   * turn when the terminal stops before it is refused (the host closed under it) stays claimed and not begun: a
+   * delivery of it after the restart carries it out.
    */
   async close(timeoutMs = 2_000): Promise<void> {
     if (this.closed) return;

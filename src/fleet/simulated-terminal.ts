@@ -8,7 +8,8 @@ import type { CommandOutcome, FleetTerminal } from './terminal.js';
  * journal database, src/host/fleet-terminal.ts); `executed` counts what ran.
  */
 export class SimulatedFleetTerminal implements FleetTerminal {
-  private readonly claimed = new Map<string, Record<string, unknown> | undefined>();
+  /** Each id claimed: `waiting` until its command begins, then its reply once it has one. */
+  private readonly claimed = new Map<string, 'waiting' | Record<string, unknown> | undefined>();
   private readonly listeners = new Set<(event: FleetEvent) => void>();
   /** Commands carried out, in order. */
   readonly executed: Array<{ command: FleetCommandName; args: Record<string, unknown> }> = [];
@@ -48,13 +49,25 @@ export class SimulatedFleetTerminal implements FleetTerminal {
     for (const l of this.listeners) l(event);
   }
 
-  claimCommand(input: { id: string }): { fresh: true } | { fresh: false; reply?: Record<string, unknown> } {
+  claimCommand(input: {
+    id: string;
+  }): { fresh: true } | { fresh: false; waiting: true } | { fresh: false; reply?: Record<string, unknown> } {
     if (this.claimed.has(input.id)) {
-      const reply = this.claimed.get(input.id);
-      return reply ? { fresh: false, reply } : { fresh: false };
+      const kept = this.claimed.get(input.id);
+      if (kept === 'waiting') return { fresh: false, waiting: true };
+      return kept ? { fresh: false, reply: kept } : { fresh: false };
     }
-    this.claimed.set(input.id, undefined);
+    this.claimed.set(input.id, 'waiting');
     return { fresh: true };
+  }
+
+  beginCommand(id: string): { begun: true } | { begun: false; reply?: Record<string, unknown> } {
+    const kept = this.claimed.get(id);
+    if (kept === 'waiting') {
+      this.claimed.set(id, undefined);
+      return { begun: true };
+    }
+    return kept ? { begun: false, reply: kept } : { begun: false };
   }
 
   finishCommand(id: string, reply: Record<string, unknown>): void {

@@ -22,11 +22,12 @@ export interface FleetTerminal {
   /** Calls `listener` for each event from now on; returns the function that stops it. */
   onEvent(listener: (event: FleetEvent) => void): () => void;
   /**
-   * Records the command id, durably, before the command is carried out (at most once): `fresh` when it is new.
-   * Otherwise the reply the id got, when it finished; or `forgotten` when the command expires before `keptFromMs`,
-   * the oldest expiry whose ids are all kept (it may have run and its id been pruned: a clock set back since).
-   * Throws when the id cannot be recorded: the command is then answered `FAILED` and not acknowledged to the broker,
-   * which delivers it again at the next connection.
+   * Records the command id, durably, as the command arrives (at most once): `fresh` when it is new; `waiting` when it
+   * was recorded before and its command never begun (carried out now, once {@link beginCommand} takes it). Otherwise
+   * the reply the id got, when it finished (none: begun, its end never recorded); or `forgotten` when the command
+   * expires before `keptFromMs`, the oldest expiry whose ids are all kept (it may have run and its id been pruned: a
+   * clock set back since). Throws when the id cannot be recorded: the command is then answered `FAILED` and not
+   * acknowledged to the broker, which delivers it again at the next connection.
    */
   claimCommand(input: {
     id: string;
@@ -34,8 +35,15 @@ export interface FleetTerminal {
     expiresAtMs: number;
   }):
     | { fresh: true }
+    | { fresh: false; waiting: true }
     | { fresh: false; reply?: Record<string, unknown> }
     | { fresh: false; forgotten: true; keptFromMs: number };
+  /**
+   * Records, durably, that the claimed command begins, right before it is carried out: `begun` once per id. Otherwise
+   * it was begun by another delivery of it, with the reply it got (none: its end never recorded). Throws when the
+   * mark cannot be written: the command is then not carried out.
+   */
+  beginCommand(id: string): { begun: true } | { begun: false; reply?: Record<string, unknown> };
   /** Records the reply of a claimed command. */
   finishCommand(id: string, reply: Record<string, unknown>): void;
   /**

@@ -207,6 +207,10 @@ export class HostFleetTerminal implements FleetTerminal {
     return this.commands.claim(input);
   }
 
+  beginCommand(id: string) {
+    return this.commands.begin(id);
+  }
+
   finishCommand(id: string, reply: Record<string, unknown>): void {
     this.commands.finish(id, reply);
   }

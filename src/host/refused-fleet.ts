@@ -77,6 +77,10 @@ export class RefusedFleetTerminal implements FleetTerminal {
     throw new Error('a terminal whose configuration is refused claims no command');
   }
 
+  beginCommand(): never {
+    throw new Error('a terminal whose configuration is refused claims no command');
+  }
+
   finishCommand(): void {
     throw new Error('a terminal whose configuration is refused claims no command');
   }

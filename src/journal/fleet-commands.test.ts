@@ -9,10 +9,22 @@ describe('FleetCommandLog', () => {
     const log = new FleetCommandLog(journal);
     const cmd = { id: 'cmd-1', command: 'flush-queue', expiresAtMs: now + 60_000 };
     expect(log.claim(cmd)).toEqual({ fresh: true });
+    // Claimed, not begun: a second delivery finds it waiting (it never took effect); one of them begins it.
+    expect(log.claim(cmd)).toEqual({ fresh: false, waiting: true });
+    expect(log.begun('cmd-1')).toBe(false);
+    expect(log.begin('cmd-1')).toEqual({ begun: true });
+    expect(log.begin('cmd-1')).toEqual({ begun: false });
+    expect(log.begun('cmd-1')).toBe(true);
     expect(log.claim(cmd)).toEqual({ fresh: false });
+    expect(() => log.begin('cmd-unknown')).toThrow(/not claimed/);
     log.finish('cmd-1', { ok: true, result: { forwarded: 0 } });
     expect(log.claim(cmd)).toEqual({ fresh: false, reply: { ok: true, result: { forwarded: 0 } } });
-    expect(() => log.finish('cmd-1', { ok: true })).toThrow(/not executing/);
+    expect(log.begin('cmd-1')).toEqual({ begun: false, reply: { ok: true, result: { forwarded: 0 } } });
+    expect(() => log.finish('cmd-1', { ok: true })).toThrow(/not waiting or executing/);
+    // A command refused before its turn (expired meanwhile, the terminal stopping) is answered without beginning.
+    log.claim({ id: 'cmd-3', command: 'restart', expiresAtMs: now + 60_000 });
+    log.finish('cmd-3', { ok: false, code: 'EXPIRED' });
+    expect(log.begin('cmd-3')).toEqual({ begun: false, reply: { ok: false, code: 'EXPIRED' } });
     // A day after its expiry the id is forgotten (the signature check refuses the command by then).
     now += 60_000 + 24 * 60 * 60 * 1000 + 1;
     expect(log.claim({ id: 'cmd-2', command: 'restart', expiresAtMs: now + 1 })).toEqual({ fresh: true });

@@ -16,6 +16,7 @@ import type { Migration, SchemaRewrite } from './migration.js';
 import { dccDisclosure } from './dcc-disclosure.js';
 import { dccDisclosureSealed } from './dcc-disclosure-sealed.js';
 import { feeLinksInDoubt } from './fee-links-in-doubt.js';
+import { fleetCommandStarts } from './fleet-command-starts.js';
 import { lookupIndexes } from './lookup-indexes.js';
 import { offlineCardFingerprints } from './offline-card-fingerprints.js';
 import { outstayedStays } from './outstayed-stays.js';
@@ -64,6 +65,7 @@ export const REWRITES: readonly SchemaRewrite[] = [
   feeLinksInDoubt,
   outstayedStays,
   dccDisclosureSealed,
+  fleetCommandStarts,
 ];
 
 /**

@@ -1307,6 +1307,23 @@ describe('certify check: legitimate sessions that look unusual', () => {
     }
   });
 
+  it('flags the timeout reversal of an increment sent after its authorization was captured', () => {
+    // gateway.md §7: a timeout reversal is only for an authorization not yet captured. An increment is part of its
+    // authorization (its capture names the authorization, gateway.md §7): once that is captured, it is voided.
+    const TXID = 'clientReferenceInformation.transactionId';
+    for (const answer of ['502', 'none'] as const) {
+      const [auth, increment, final] = afterUnknownIncrement(answer, false, 'capture', '12.00');
+      const timeout = afterUnknownIncrement(answer, true, 'capture', '12.00')[2]!;
+      expect(errors(checkSession([auth!, increment!, final!, timeout])), answer).toEqual([
+        { index: 3, rule: 'IC-TIMEOUT-ORIGINAL', field: TXID },
+      ]);
+      // A capture the gateway refused took nothing: the authorization is not captured.
+      const refused = structuredClone(final!);
+      refused.response = { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE', message: 'try again' };
+      expect(errors(checkSession([auth!, increment!, refused, timeout])), answer).toEqual([]);
+    }
+  });
+
   it('passes a chip card swiped in fallback (service code 201, no tags, emv.fallback with its condition)', () => {
     const s = copy('kioskSwipe');
     const sale = message(s, 'sale');

@@ -444,15 +444,17 @@ function transactionIds(view: MessageView, state: SessionState): Finding[] {
           `${service} must name the transactionId of an earlier ${[...timeout].join(', ')} of the session`,
         ),
       ];
-    // gateway.md §7: a timeout reversal is only for an authorization not yet captured (a capture is voided instead).
-    const originalId = text(original.view.message.response, 'id');
-    const captured = originalId !== undefined ? state.byGatewayId.get(originalId)?.capturedMinor : undefined;
-    if (service === 'timeout-reversal' && captured !== undefined && captured > 0)
+    // gateway.md §7: a timeout reversal is only for an authorization not yet captured (a capture is voided instead);
+    // an increment is part of its authorization, captured with it.
+    const auth = service === 'timeout-reversal' ? state.authorizationOf(original.view) : undefined;
+    if (auth !== undefined && auth.capturedMinor > 0)
       return [
         finding(
           'IC-TIMEOUT-ORIGINAL',
           path,
-          `the authorization of message ${original.view.index} is captured already: a timeout reversal is only for an authorization not yet captured`,
+          original.view.service === 'incremental'
+            ? `the authorization of message ${auth.view.index}, which the increment of message ${original.view.index} raised, is captured already: a timeout reversal is only for an authorization not yet captured`
+            : `the authorization of message ${original.view.index} is captured already: a timeout reversal is only for an authorization not yet captured`,
         ),
       ];
     const amount = requestAmount(view);

@@ -129,6 +129,16 @@ export class SessionState {
   offerMessages = 0;
   unansweredOffers = 0;
 
+  /**
+   * The authorization `original` (an authorization or increment of the session) holds money under, by its gateway id:
+   * an increment's is the authorization its path names (gateway.md §7: it keeps the original's id); undefined when
+   * the session does not know it (an original without answer).
+   */
+  authorizationOf(original: MessageView): SessionTransaction | undefined {
+    const id = original.service === 'incremental' ? original.targetId : responseId(original);
+    return id !== undefined ? this.byGatewayId.get(id) : undefined;
+  }
+
   /** Whether `id` is the gateway id of a refund of this session. */
   isRefundId(id: string): boolean {
     const tx = this.byGatewayId.get(id);

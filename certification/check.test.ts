@@ -1324,6 +1324,47 @@ describe('certify check: legitimate sessions that look unusual', () => {
     }
   });
 
+  /**
+   * The meter's 12.00 hold (answered AUTHORIZED), its timeout reversal of 12.00 answered `status` (or not at all),
+   * then the meter's capture of 12.00.
+   */
+  function captureAfterTimeoutReversal(status: string | undefined): CapturedMessage[] {
+    const s = copy('meterContact');
+    const auth = message(s, 'preauth');
+    const timeout = timeoutReversal(auth, '12.00');
+    if (status !== undefined)
+      timeout.response = {
+        id: '9000000000000000000005',
+        status,
+        ...(status === 'REVERSED'
+          ? { reversalAmountDetails: { reversedAmount: '12.00', currency: 'GBP' } }
+          : {}),
+      };
+    const capture = message(s, 'capture');
+    set(capture.body, TOTAL, '12.00');
+    set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
+    return [auth, timeout, capture];
+  }
+
+  it('flags a capture of an authorization its timeout reversal reversed', () => {
+    expect(errors(checkSession(captureAfterTimeoutReversal('REVERSED')))).toEqual([
+      { index: 2, rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL },
+    ]);
+    const finding = checkSession(captureAfterTimeoutReversal('REVERSED')).messages[2]!.findings.find(
+      (f) => f.rule === 'IC-CAPTURE-AUTHORIZED',
+    );
+    expect(finding?.message).toContain('reversed');
+    // Nor is there anything left to reverse (spec 001: a reversal follows an AUTHORIZED authorization).
+    const [auth, timeout] = captureAfterTimeoutReversal('REVERSED');
+    expect(errors(checkSession([auth!, timeout!, reversalOf(auth!, '12.00', true)]))).toEqual([
+      { index: 2, rule: 'IC-REVERSAL-AMOUNT', field: 'reversalInformation.amountDetails.totalAmount' },
+    ]);
+    // A timeout reversal without an answer, or one that is no decision, may not have reversed anything: the hold may
+    // stand, and its capture is not judged an error.
+    expect(errors(checkSession(captureAfterTimeoutReversal(undefined)))).toEqual([]);
+    expect(errors(checkSession(captureAfterTimeoutReversal('SERVER_ERROR')))).toEqual([]);
+  });
+
   it('passes a chip card swiped in fallback (service code 201, no tags, emv.fallback with its condition)', () => {
     const s = copy('kioskSwipe');
     const sale = message(s, 'sale');

@@ -33,6 +33,11 @@ export interface SessionTransaction {
    */
   heldAfterVoidMinor?: number;
   /**
+   * An authorization's: the index of the timeout reversal of it answered REVERSED (it holds nothing any more, its
+   * increments included); undefined while none was.
+   */
+  reversedAt?: number;
+  /**
    * The conversion its authorization made (a capture or refund inherits its authorization's), or null when it was
    * made in the local currency.
    */
@@ -240,6 +245,22 @@ export class SessionState {
     }
   }
 
+  /**
+   * A timeout reversal of an authorization (not an increment) answered REVERSED: the authorization, its increments
+   * included, holds nothing any more. Without a decision, whether it still holds is unknown: its record stands.
+   */
+  private authorizationReversed(view: MessageView, transactionId: string | undefined): void {
+    const original = transactionId !== undefined ? this.byTransactionId.get(transactionId)?.view : undefined;
+    if (original === undefined || original.service === 'incremental' || responseStatus(view) !== 'REVERSED')
+      return;
+    const auth = this.authorizationOf(original);
+    if (auth === undefined) return;
+    auth.authorizedMinor = 0;
+    auth.uncertainMinor.length = 0;
+    auth.reversedAt = view.index;
+    for (const [id, entry] of this.increments) if (entry.auth === auth) this.increments.delete(id);
+  }
+
   /** Files what `view` established, after its rules ran. */
   record(view: MessageView): void {
     const service = view.service;
@@ -278,6 +299,7 @@ export class SessionState {
         this.incremented(view, target, requested, answeredAmount, transactionId);
     } else if (service === 'timeout-reversal') {
       this.incrementReversed(view, transactionId);
+      this.authorizationReversed(view, transactionId);
     } else if (service === 'capture') {
       if (target && !refused && requested !== undefined) target.capturedMinor += requested;
     } else if (service === 'refund-capture' || service === 'refund-payment') {

@@ -1365,6 +1365,20 @@ describe('certify check: legitimate sessions that look unusual', () => {
     expect(errors(checkSession(captureAfterTimeoutReversal('SERVER_ERROR')))).toEqual([]);
   });
 
+  it('flags a capture of an authorization a reversal reversed', () => {
+    const s = copy('meterContact');
+    const auth = message(s, 'preauth');
+    const capture = message(s, 'capture');
+    set(capture.body, TOTAL, '12.00');
+    set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
+    expect(errors(checkSession([auth, reversalOf(auth, '12.00', true), capture]))).toEqual([
+      { index: 2, rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL },
+    ]);
+    // A reversal without an answer may not have reached the gateway: the hold may stand.
+    const { response: _lost, ...unanswered } = reversalOf(auth, '12.00', true);
+    expect(errors(checkSession([auth, unanswered, capture]))).toEqual([]);
+  });
+
   it('passes a chip card swiped in fallback (service code 201, no tags, emv.fallback with its condition)', () => {
     const s = copy('kioskSwipe');
     const sale = message(s, 'sale');

@@ -329,14 +329,15 @@ function amounts(view: MessageView, state: SessionState): Finding[] {
   const amount = requestAmount(view);
   const target = view.targetId !== undefined ? state.byGatewayId.get(view.targetId) : undefined;
   if (amount === undefined || target === undefined) return [];
-  if (target.reversedAt !== undefined && (view.service === 'capture' || view.service === 'reversal'))
+  const reversedBy = target.reversedBy;
+  if (reversedBy !== undefined && (view.service === 'capture' || view.service === 'reversal'))
     return [
       finding(
         view.service === 'capture' ? 'IC-CAPTURE-AUTHORIZED' : 'IC-REVERSAL-AMOUNT',
         view.service === 'capture'
           ? 'orderInformation.amountDetails.totalAmount'
           : 'reversalInformation.amountDetails.totalAmount',
-        `the authorization of message ${target.view.index} was reversed by the timeout reversal of message ${target.reversedAt}: it holds nothing to ${view.service === 'capture' ? 'capture' : 'reverse'}`,
+        `the authorization of message ${target.view.index} was reversed by the ${reversedBy.service} of message ${reversedBy.index}: it holds nothing to ${view.service === 'capture' ? 'capture' : 'reverse'}`,
       ),
     ];
   if (view.service === 'capture') {

@@ -33,10 +33,10 @@ export interface SessionTransaction {
    */
   heldAfterVoidMinor?: number;
   /**
-   * An authorization's: the index of the timeout reversal of it answered REVERSED (it holds nothing any more, its
+   * An authorization's: the reversal or timeout reversal of it answered REVERSED (it holds nothing any more, its
    * increments included); undefined while none was.
    */
-  reversedAt?: number;
+  reversedBy?: MessageView;
   /**
    * The conversion its authorization made (a capture or refund inherits its authorization's), or null when it was
    * made in the local currency.
@@ -254,10 +254,14 @@ export class SessionState {
     if (original === undefined || original.service === 'incremental' || responseStatus(view) !== 'REVERSED')
       return;
     const auth = this.authorizationOf(original);
-    if (auth === undefined) return;
+    if (auth !== undefined) this.reversed(auth, view);
+  }
+
+  /** `auth` reversed by `view` (spec 001 state table: REVERSED): it holds nothing, its increments included. */
+  private reversed(auth: SessionTransaction, view: MessageView): void {
     auth.authorizedMinor = 0;
     auth.uncertainMinor.length = 0;
-    auth.reversedAt = view.index;
+    auth.reversedBy = view;
     for (const [id, entry] of this.increments) if (entry.auth === auth) this.increments.delete(id);
   }
 
@@ -300,6 +304,8 @@ export class SessionState {
     } else if (service === 'timeout-reversal') {
       this.incrementReversed(view, transactionId);
       this.authorizationReversed(view, transactionId);
+    } else if (service === 'reversal') {
+      if (target && status === 'REVERSED') this.reversed(target, view);
     } else if (service === 'capture') {
       if (target && !refused && requested !== undefined) target.capturedMinor += requested;
     } else if (service === 'refund-capture' || service === 'refund-payment') {

@@ -304,6 +304,12 @@ describe('certify check: the terminal’s own sessions', () => {
     expect(comments([auth, lost, { ...timeoutVoid, response: ofNothing }, again('Parking Capture')])).toEqual(
       [{ index: 3, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' }],
     );
+    // The capture below the hold had the gateway release the rest: a capture of the whole 12.00 is above what is held.
+    const whole = again('Parking Capture');
+    set(whole.body, 'orderInformation.amountDetails.totalAmount', '12.00');
+    expect(errors(checkSession([auth, lost, timeoutVoid, whole]))).toEqual([
+      { index: 3, rule: 'IC-CAPTURE-AUTHORIZED', field: 'orderInformation.amountDetails.totalAmount' },
+    ]);
     // Without the void, the capture of 3.00 is below the authorization.
     expect(comments([auth, again('Parking Capture')])).toEqual([
       { index: 1, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' },

@@ -341,13 +341,17 @@ function amounts(view: MessageView, state: SessionState): Finding[] {
       ),
     ];
   if (view.service === 'capture') {
-    const authorized = target.authorizedMinor;
+    // After a capture of it was voided, the authorization holds only what that capture left held (gateway.md §7).
+    const held = target.heldAfterVoidMinor;
+    const authorized = held ?? target.authorizedMinor;
     if (authorized !== undefined && target.capturedMinor + amount > authorized)
       return [
         finding(
           'IC-CAPTURE-AUTHORIZED',
           'orderInformation.amountDetails.totalAmount',
-          `captures would total ${target.capturedMinor + amount} minor units, above the ${authorized} authorized (message ${target.view.index})`,
+          held !== undefined
+            ? `captures would total ${target.capturedMinor + amount} minor units, above the ${held} a voided capture left held (message ${target.view.index})`
+            : `captures would total ${target.capturedMinor + amount} minor units, above the ${authorized} authorized (message ${target.view.index})`,
         ),
       ];
     return [];

@@ -304,6 +304,12 @@ describe('certify check: the terminal’s own sessions', () => {
     expect(comments([auth, lost, { ...timeoutVoid, response: ofNothing }, again('Parking Capture')])).toEqual(
       [{ index: 3, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' }],
     );
+    // The capture below the hold had the gateway release the rest: a capture of the whole 12.00 is above what is held.
+    const whole = again('Parking Capture');
+    set(whole.body, 'orderInformation.amountDetails.totalAmount', '12.00');
+    expect(errors(checkSession([auth, lost, timeoutVoid, whole]))).toEqual([
+      { index: 3, rule: 'IC-CAPTURE-AUTHORIZED', field: 'orderInformation.amountDetails.totalAmount' },
+    ]);
     // Without the void, the capture of 3.00 is below the authorization.
     expect(comments([auth, again('Parking Capture')])).toEqual([
       { index: 1, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' },
@@ -1305,6 +1311,78 @@ describe('certify check: legitimate sessions that look unusual', () => {
         { index: 3, rule: 'IC-REVERSAL-AMOUNT', field: 'reversalInformation.amountDetails.totalAmount' },
       ]);
     }
+  });
+
+  it('flags the timeout reversal of an increment sent after its authorization was captured', () => {
+    // gateway.md §7: a timeout reversal is only for an authorization not yet captured. An increment is part of its
+    // authorization (its capture names the authorization, gateway.md §7): once that is captured, it is voided.
+    const TXID = 'clientReferenceInformation.transactionId';
+    for (const answer of ['502', 'none'] as const) {
+      const [auth, increment, final] = afterUnknownIncrement(answer, false, 'capture', '12.00');
+      const timeout = afterUnknownIncrement(answer, true, 'capture', '12.00')[2]!;
+      expect(errors(checkSession([auth!, increment!, final!, timeout])), answer).toEqual([
+        { index: 3, rule: 'IC-TIMEOUT-ORIGINAL', field: TXID },
+      ]);
+      // A capture the gateway refused took nothing: the authorization is not captured.
+      const refused = structuredClone(final!);
+      refused.response = { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE', message: 'try again' };
+      expect(errors(checkSession([auth!, increment!, refused, timeout])), answer).toEqual([]);
+    }
+  });
+
+  /**
+   * The meter's 12.00 hold (answered AUTHORIZED), its timeout reversal of 12.00 answered `status` (or not at all),
+   * then the meter's capture of 12.00.
+   */
+  function captureAfterTimeoutReversal(status: string | undefined): CapturedMessage[] {
+    const s = copy('meterContact');
+    const auth = message(s, 'preauth');
+    const timeout = timeoutReversal(auth, '12.00');
+    if (status !== undefined)
+      timeout.response = {
+        id: '9000000000000000000005',
+        status,
+        ...(status === 'REVERSED'
+          ? { reversalAmountDetails: { reversedAmount: '12.00', currency: 'GBP' } }
+          : {}),
+      };
+    const capture = message(s, 'capture');
+    set(capture.body, TOTAL, '12.00');
+    set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
+    return [auth, timeout, capture];
+  }
+
+  it('flags a capture of an authorization its timeout reversal reversed', () => {
+    expect(errors(checkSession(captureAfterTimeoutReversal('REVERSED')))).toEqual([
+      { index: 2, rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL },
+    ]);
+    const finding = checkSession(captureAfterTimeoutReversal('REVERSED')).messages[2]!.findings.find(
+      (f) => f.rule === 'IC-CAPTURE-AUTHORIZED',
+    );
+    expect(finding?.message).toContain('reversed');
+    // Nor is there anything left to reverse (spec 001: a reversal follows an AUTHORIZED authorization).
+    const [auth, timeout] = captureAfterTimeoutReversal('REVERSED');
+    expect(errors(checkSession([auth!, timeout!, reversalOf(auth!, '12.00', true)]))).toEqual([
+      { index: 2, rule: 'IC-REVERSAL-AMOUNT', field: 'reversalInformation.amountDetails.totalAmount' },
+    ]);
+    // A timeout reversal without an answer, or one that is no decision, may not have reversed anything: the hold may
+    // stand, and its capture is not judged an error.
+    expect(errors(checkSession(captureAfterTimeoutReversal(undefined)))).toEqual([]);
+    expect(errors(checkSession(captureAfterTimeoutReversal('SERVER_ERROR')))).toEqual([]);
+  });
+
+  it('flags a capture of an authorization a reversal reversed', () => {
+    const s = copy('meterContact');
+    const auth = message(s, 'preauth');
+    const capture = message(s, 'capture');
+    set(capture.body, TOTAL, '12.00');
+    set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
+    expect(errors(checkSession([auth, reversalOf(auth, '12.00', true), capture]))).toEqual([
+      { index: 2, rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL },
+    ]);
+    // A reversal without an answer may not have reached the gateway: the hold may stand.
+    const { response: _lost, ...unanswered } = reversalOf(auth, '12.00', true);
+    expect(errors(checkSession([auth, unanswered, capture]))).toEqual([]);
   });
 
   it('passes a chip card swiped in fallback (service code 201, no tags, emv.fallback with its condition)', () => {

@@ -329,14 +329,29 @@ function amounts(view: MessageView, state: SessionState): Finding[] {
   const amount = requestAmount(view);
   const target = view.targetId !== undefined ? state.byGatewayId.get(view.targetId) : undefined;
   if (amount === undefined || target === undefined) return [];
+  const reversedBy = target.reversedBy;
+  if (reversedBy !== undefined && (view.service === 'capture' || view.service === 'reversal'))
+    return [
+      finding(
+        view.service === 'capture' ? 'IC-CAPTURE-AUTHORIZED' : 'IC-REVERSAL-AMOUNT',
+        view.service === 'capture'
+          ? 'orderInformation.amountDetails.totalAmount'
+          : 'reversalInformation.amountDetails.totalAmount',
+        `the authorization of message ${target.view.index} was reversed by the ${reversedBy.service} of message ${reversedBy.index}: it holds nothing to ${view.service === 'capture' ? 'capture' : 'reverse'}`,
+      ),
+    ];
   if (view.service === 'capture') {
-    const authorized = target.authorizedMinor;
+    // After a capture of it was voided, the authorization holds only what that capture left held (gateway.md §7).
+    const held = target.heldAfterVoidMinor;
+    const authorized = held ?? target.authorizedMinor;
     if (authorized !== undefined && target.capturedMinor + amount > authorized)
       return [
         finding(
           'IC-CAPTURE-AUTHORIZED',
           'orderInformation.amountDetails.totalAmount',
-          `captures would total ${target.capturedMinor + amount} minor units, above the ${authorized} authorized (message ${target.view.index})`,
+          held !== undefined
+            ? `captures would total ${target.capturedMinor + amount} minor units, above the ${held} a voided capture left held (message ${target.view.index})`
+            : `captures would total ${target.capturedMinor + amount} minor units, above the ${authorized} authorized (message ${target.view.index})`,
         ),
       ];
     return [];
@@ -444,15 +459,17 @@ function transactionIds(view: MessageView, state: SessionState): Finding[] {
           `${service} must name the transactionId of an earlier ${[...timeout].join(', ')} of the session`,
         ),
       ];
-    // gateway.md §7: a timeout reversal is only for an authorization not yet captured (a capture is voided instead).
-    const originalId = text(original.view.message.response, 'id');
-    const captured = originalId !== undefined ? state.byGatewayId.get(originalId)?.capturedMinor : undefined;
-    if (service === 'timeout-reversal' && captured !== undefined && captured > 0)
+    // gateway.md §7: a timeout reversal is only for an authorization not yet captured (a capture is voided instead);
+    // an increment is part of its authorization, captured with it.
+    const auth = service === 'timeout-reversal' ? state.authorizationOf(original.view) : undefined;
+    if (auth !== undefined && auth.capturedMinor > 0)
       return [
         finding(
           'IC-TIMEOUT-ORIGINAL',
           path,
-          `the authorization of message ${original.view.index} is captured already: a timeout reversal is only for an authorization not yet captured`,
+          original.view.service === 'incremental'
+            ? `the authorization of message ${auth.view.index}, which the increment of message ${original.view.index} raised, is captured already: a timeout reversal is only for an authorization not yet captured`
+            : `the authorization of message ${original.view.index} is captured already: a timeout reversal is only for an authorization not yet captured`,
         ),
       ];
     const amount = requestAmount(view);

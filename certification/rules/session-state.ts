@@ -33,6 +33,11 @@ export interface SessionTransaction {
    */
   heldAfterVoidMinor?: number;
   /**
+   * An authorization's: the reversal or timeout reversal of it answered REVERSED (it holds nothing any more, its
+   * increments included); undefined while none was.
+   */
+  reversedBy?: MessageView;
+  /**
    * The conversion its authorization made (a capture or refund inherits its authorization's), or null when it was
    * made in the local currency.
    */
@@ -128,6 +133,16 @@ export class SessionState {
   /** How many DCC offer requests the session sent, and how many of them have no known answer. */
   offerMessages = 0;
   unansweredOffers = 0;
+
+  /**
+   * The authorization `original` (an authorization or increment of the session) holds money under, by its gateway id:
+   * an increment's is the authorization its path names (gateway.md §7: it keeps the original's id); undefined when
+   * the session does not know it (an original without answer).
+   */
+  authorizationOf(original: MessageView): SessionTransaction | undefined {
+    const id = original.service === 'incremental' ? original.targetId : responseId(original);
+    return id !== undefined ? this.byGatewayId.get(id) : undefined;
+  }
 
   /** Whether `id` is the gateway id of a refund of this session. */
   isRefundId(id: string): boolean {
@@ -230,6 +245,26 @@ export class SessionState {
     }
   }
 
+  /**
+   * A timeout reversal of an authorization (not an increment) answered REVERSED: the authorization, its increments
+   * included, holds nothing any more. Without a decision, whether it still holds is unknown: its record stands.
+   */
+  private authorizationReversed(view: MessageView, transactionId: string | undefined): void {
+    const original = transactionId !== undefined ? this.byTransactionId.get(transactionId)?.view : undefined;
+    if (original === undefined || original.service === 'incremental' || responseStatus(view) !== 'REVERSED')
+      return;
+    const auth = this.authorizationOf(original);
+    if (auth !== undefined) this.reversed(auth, view);
+  }
+
+  /** `auth` reversed by `view` (spec 001 state table: REVERSED): it holds nothing, its increments included. */
+  private reversed(auth: SessionTransaction, view: MessageView): void {
+    auth.authorizedMinor = 0;
+    auth.uncertainMinor.length = 0;
+    auth.reversedBy = view;
+    for (const [id, entry] of this.increments) if (entry.auth === auth) this.increments.delete(id);
+  }
+
   /** Files what `view` established, after its rules ran. */
   record(view: MessageView): void {
     const service = view.service;
@@ -268,6 +303,9 @@ export class SessionState {
         this.incremented(view, target, requested, answeredAmount, transactionId);
     } else if (service === 'timeout-reversal') {
       this.incrementReversed(view, transactionId);
+      this.authorizationReversed(view, transactionId);
+    } else if (service === 'reversal') {
+      if (target && status === 'REVERSED') this.reversed(target, view);
     } else if (service === 'capture') {
       if (target && !refused && requested !== undefined) target.capturedMinor += requested;
     } else if (service === 'refund-capture' || service === 'refund-payment') {

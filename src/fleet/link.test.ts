@@ -538,69 +538,60 @@ describe('a redelivery of a command whose end was never recorded', () => {
   });
 });
 
-describe('a journal that cannot record the command id', () => {
-  it('answers FAILED and does not execute the command', async () => {
-    fake.published = [];
-    fake.removeAllListeners('message');
-    fake.connected = true;
-    let executed = 0;
-    const audits: unknown[] = [];
-    const terminal = testTerminal({
+describe('a journal that cannot record what a command needs before it runs', () => {
+  it.each([
+    {
       // The journal's disk sync failed: it takes no more writes (the terminal goes out of service).
-      claimCommand: () => {
-        throw new Error('the journal takes no more writes');
+      what: 'its id',
+      id: 'flush-1',
+      journal: {
+        claimCommand: () => {
+          throw new Error('the journal takes no more writes');
+        },
       },
-      finishCommand: () => undefined,
-      execute: () => {
-        executed += 1;
-        return Promise.resolve({ ok: true });
+    },
+    {
+      what: 'its start',
+      id: 'start-1',
+      journal: {
+        claimCommand: () => ({ fresh: true }) as const,
+        beginCommand: () => {
+          throw new Error('SQLITE_IOERR: disk I/O error');
+        },
       },
-      audit: (entry) => void audits.push(entry),
-    });
-    const link = startLink(terminal, KEY);
-    const command = signed('flush-1', 'flush-queue', {}, KEY);
-    fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
-    await link.close();
-    const replies = fake.published
-      .filter((p) => p.topic.endsWith('/replies'))
-      .map((r) => JSON.parse(r.payload) as { ok: boolean; code: string; id: string | null });
-    // `fleet send` waits for a reply: without one it says NO_REPLY, as though the terminal were away.
-    expect(replies).toMatchObject([{ ok: false, code: 'FAILED', id: 'flush-1' }]);
-    expect(audits).toMatchObject([{ id: 'flush-1', result: 'failed', code: 'FAILED' }]);
-    expect(executed).toBe(0);
-  });
-});
-
-describe('a journal that cannot record the start of a command', () => {
-  it('answers FAILED and does not execute the command', async () => {
-    fake.published = [];
-    fake.removeAllListeners('message');
-    fake.connected = true;
-    let executed = 0;
-    const audits: unknown[] = [];
-    const terminal = testTerminal({
-      claimCommand: () => ({ fresh: true }),
-      beginCommand: () => {
-        throw new Error('SQLITE_IOERR: disk I/O error');
-      },
-      finishCommand: () => undefined,
-      execute: () => {
-        executed += 1;
-        return Promise.resolve({ ok: true });
-      },
-      audit: (entry) => void audits.push(entry),
-    });
-    const link = startLink(terminal, KEY);
-    fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed('start-1', 'flush-queue', {}, KEY)));
-    await link.close();
-    const replies = fake.published
-      .filter((p) => p.topic.endsWith('/replies'))
-      .map((r) => JSON.parse(r.payload) as { code: string; id: string; message: string });
-    expect(replies).toMatchObject([{ code: 'FAILED', id: 'start-1' }]);
-    expect(replies[0]!.message).toMatch(/not executed/);
-    expect(audits).toMatchObject([{ id: 'start-1', result: 'failed', code: 'FAILED' }]);
-    expect(executed).toBe(0);
-  });
+    },
+  ])(
+    'answers FAILED and does not execute the command when it cannot record $what',
+    async ({ id, journal }) => {
+      fake.published = [];
+      fake.removeAllListeners('message');
+      fake.connected = true;
+      let executed = 0;
+      const audits: unknown[] = [];
+      const terminal = testTerminal({
+        ...journal,
+        finishCommand: () => undefined,
+        execute: () => {
+          executed += 1;
+          return Promise.resolve({ ok: true });
+        },
+        audit: (entry) => void audits.push(entry),
+      });
+      const link = startLink(terminal, KEY);
+      fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed(id, 'flush-queue', {}, KEY)));
+      await link.close();
+      const replies = fake.published
+        .filter((p) => p.topic.endsWith('/replies'))
+        .map(
+          (r) => JSON.parse(r.payload) as { ok: boolean; code: string; id: string | null; message: string },
+        );
+      // `fleet send` waits for a reply: without one it says NO_REPLY, as though the terminal were away.
+      expect(replies).toMatchObject([{ ok: false, code: 'FAILED', id }]);
+      expect(replies[0]!.message).toMatch(/not executed/);
+      expect(audits).toMatchObject([{ id, result: 'failed', code: 'FAILED' }]);
+      expect(executed).toBe(0);
+    },
+  );
 });
 
 describe('a burst of commands', () => {

@@ -1,14 +1,20 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TerminalSnapshot } from '../../src/host/api.js';
 import { closedPort, leaveSaleInFlight } from './down-gateway.js';
 import { START_LOOP_FILE } from '../../src/host/start-loop.js';
-import { bridgeRequest, printed, screenOf, startCommand, writeStartConfig } from './start-command.js';
+import {
+  bridgeRequest,
+  printed,
+  screenOf,
+  startCommand,
+  writeStartConfig,
+  startTestDirectories,
+} from './start-command.js';
 
 /**
  * `parking-terminal start` under a service manager (deploy/systemd/parking-terminal.service), with a unix datagram
@@ -36,14 +42,7 @@ const tools =
   spawnSync('python3', ['-c', 'import socket; socket.recv_fds']).status === 0;
 
 let dir: string;
-const children: ChildProcess[] = [];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pt-kiosk-service-'));
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
+const children = startTestDirectories('pt-kiosk-service-', (d) => (dir = d));
 
 /**
  * `parking-terminal start` with `config` under a stand-in for systemd's notify socket (watchdog 0.4 s): everything seen,

@@ -1,9 +1,14 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, existsSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { printed, startCommand, writeStartConfig, type StartRun } from './start-command.js';
+import { describe, expect, it } from 'vitest';
+import {
+  printed,
+  startCommand,
+  writeStartConfig,
+  type StartRun,
+  startTestDirectories,
+} from './start-command.js';
 
 /**
  * `parking-terminal start --headless` whose standard output or standard error is broken: a pipe whose reader went
@@ -17,16 +22,14 @@ const HANG_MS = 60_000;
 const TEST_MS = 150_000;
 
 let dir: string;
-const children: ChildProcess[] = [];
 const fds: number[] = [];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pt-start-broken-output-'));
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const fd of fds.splice(0)) closeSync(fd);
-  rmSync(dir, { recursive: true, force: true });
-});
+const children = startTestDirectories(
+  'pt-start-broken-output-',
+  (d) => (dir = d),
+  () => {
+    for (const fd of fds.splice(0)) closeSync(fd);
+  },
+);
 
 const urlFile = (): string => join(dir, 'ui-url');
 

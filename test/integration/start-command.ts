@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { afterEach, beforeEach } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Result, WsMessage } from '../../src/host/api.js';
 
@@ -131,4 +133,28 @@ export function writeStartConfig(dir: string, extra: Record<string, unknown> = {
     }),
   );
   return file;
+}
+
+/**
+ * Gives each test of the file a directory of its own (`prefix` names it; `use` is told it before the test) and kills
+ * the child processes the test pushed on the returned list, then removes the directory, after it. `cleanUp` runs
+ * between the two: what else the test opened. Call it once, at the top of a test file.
+ */
+export function startTestDirectories(
+  prefix: string,
+  use: (dir: string) => void,
+  cleanUp?: () => void,
+): ChildProcess[] {
+  const children: ChildProcess[] = [];
+  let dir: string | undefined;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    use(dir);
+  });
+  afterEach(() => {
+    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    cleanUp?.();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  return children;
 }

@@ -1,10 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { main } from '../../src/cli/main.js';
 import type { ProcessBoundary } from '../../src/cli/output.js';
@@ -17,6 +15,7 @@ import {
   screenOf,
   startCommand,
   type StartRun,
+  startTestDirectories,
 } from './start-command.js';
 
 /**
@@ -34,15 +33,7 @@ import {
 const HANG_MS = 60_000;
 
 let dir: string;
-const children: ChildProcess[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pt-start-failures-'));
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
+const children = startTestDirectories('pt-start-failures-', (d) => (dir = d));
 
 type Run = StartRun;
 

@@ -1,8 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   bridgeRequest,
   printed,
@@ -10,6 +8,7 @@ import {
   startCommand,
   writeStartConfig,
   type StartRun,
+  startTestDirectories,
 } from './start-command.js';
 
 /**
@@ -22,14 +21,7 @@ import {
 const HANG_MS = 60_000;
 
 let dir: string;
-const children: ChildProcess[] = [];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pt-start-operator-pin-'));
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
+const children = startTestDirectories('pt-start-operator-pin-', (d) => (dir = d));
 
 function start(config: Record<string, unknown>): StartRun {
   const file = writeStartConfig(dir, config);

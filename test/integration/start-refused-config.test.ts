@@ -1,19 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { CustomerSnapshot } from '../../src/host/api.js';
 import { openJournal } from '../../src/journal/index.js';
@@ -24,6 +13,7 @@ import {
   screenOf,
   startCommand,
   type StartRun,
+  startTestDirectories,
 } from './start-command.js';
 
 /**
@@ -36,15 +26,7 @@ import {
 const HANG_MS = 90_000;
 
 let dir: string;
-const children: ChildProcess[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pt-start-refused-'));
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
+const children = startTestDirectories('pt-start-refused-', (d) => (dir = d));
 
 type Run = StartRun;
 

@@ -1,9 +1,14 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { printed, screenOf, startCommand, writeStartConfig, type StartRun } from './start-command.js';
+import { describe, expect, it } from 'vitest';
+import {
+  printed,
+  screenOf,
+  startCommand,
+  writeStartConfig,
+  type StartRun,
+  startTestDirectories,
+} from './start-command.js';
 
 /**
  * `bridge.urlFile`: a headless terminal's screen URL for the kiosk browser's launcher. The URL's secret changes at
@@ -15,14 +20,7 @@ import { printed, screenOf, startCommand, writeStartConfig, type StartRun } from
 const HANG_MS = 60_000;
 
 let dir: string;
-const children: ChildProcess[] = [];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pt-start-url-file-'));
-});
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-});
+const children = startTestDirectories('pt-start-url-file-', (d) => (dir = d));
 
 const writeConfig = (config: Record<string, unknown>): string => writeStartConfig(dir, config);
 

@@ -524,6 +524,7 @@ const certifyCheck: Benchmark = {
       options,
     );
     const ours = figures.ours ?? { msgsPerSecond: 0, cpuMicrosPerMessage: 0 };
+    const floor = figures['JSON.parse'] ?? { msgsPerSecond: 0, cpuMicrosPerMessage: 0 };
     const row = (peer: string, key: string): BenchResult => {
       const p = figures[key] ?? { msgsPerSecond: 0, cpuMicrosPerMessage: 0 };
       return {
@@ -533,6 +534,13 @@ const certifyCheck: Benchmark = {
         peer,
         peerValue: Math.round(p.msgsPerSecond),
         ratio: ratioOf(ours.msgsPerSecond, p.msgsPerSecond, true),
+        cpuMicrosPerOp: Math.round(ours.cpuMicrosPerMessage * 100) / 100,
+        peerCpuMicrosPerOp: Math.round(p.cpuMicrosPerMessage * 100) / 100,
+        limit: {
+          what: 'JSON.parse of the same bytes: the floor of any validator of them',
+          value: Math.round(floor.msgsPerSecond),
+          unit: 'msgs/s',
+        },
         extra: {
           messages,
           sessions: sessions.length,

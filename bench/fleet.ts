@@ -41,7 +41,7 @@ async function rate(
   terminals: number,
   publishAll: () => void,
   durationMs: number,
-): Promise<{ perSecond: number; received: number }> {
+): Promise<{ perSecond: number; received: number; cpuMicrosPerHeartbeat: number }> {
   let received = 0;
   let wake: () => void = () => undefined;
   const onMessage = (): void => {
@@ -49,6 +49,7 @@ async function rate(
     wake();
   };
   subscriber.on('message', onMessage);
+  const cpu = process.cpuUsage();
   const started = performance.now();
   try {
     while (performance.now() - started < durationMs) {
@@ -69,7 +70,13 @@ async function rate(
     subscriber.off('message', onMessage);
   }
   const seconds = (performance.now() - started) / 1000;
-  return { perSecond: Math.round(received / seconds), received };
+  const used = process.cpuUsage(cpu);
+  return {
+    perSecond: Math.round(received / seconds),
+    received,
+    // This process's: the publishers' (the links, or the bare clients) and the operator's subscriber's.
+    cpuMicrosPerHeartbeat: received === 0 ? 0 : Math.round((used.user + used.system) / received),
+  };
 }
 
 async function run(options: BenchOptions): Promise<BenchResult[]> {
@@ -140,6 +147,8 @@ async function run(options: BenchOptions): Promise<BenchResult[]> {
         peer: `bare MQTT.js clients (${terminals}, same broker, TLS, retained QoS 0)`,
         peerValue: peer.perSecond,
         ratio: ratioOf(ours.perSecond, peer.perSecond, true),
+        cpuMicrosPerOp: ours.cpuMicrosPerHeartbeat,
+        peerCpuMicrosPerOp: peer.cpuMicrosPerHeartbeat,
         extra: { terminals, received: ours.received, broker: 'mosquitto' },
       },
     ];

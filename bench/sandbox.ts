@@ -110,6 +110,13 @@ async function throughput(options: BenchOptions): Promise<BenchResult[]> {
         peer: 'node:http canned 201',
         peerValue: Math.round(theirs.perSecond),
         ratio: ratioOf(ours.perSecond, theirs.perSecond, true),
+        // The servers' CPU per request (read from /proc), where it can be read.
+        ...(ours.cpuMicrosPerRequest !== undefined
+          ? { cpuMicrosPerOp: Math.round(ours.cpuMicrosPerRequest) }
+          : {}),
+        ...(theirs.cpuMicrosPerRequest !== undefined
+          ? { peerCpuMicrosPerOp: Math.round(theirs.cpuMicrosPerRequest) }
+          : {}),
         extra: {
           clients: CONCURRENCY,
           requests: total,

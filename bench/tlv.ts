@@ -76,10 +76,20 @@ export const FIELD_55 = hexToBytes(FIELD_55_HEX);
 /** A sink the optimiser cannot see through, so that no timed call is eliminated. */
 let sink = 0;
 
-/** ops/s of `fn` over `targetMs` of wall time, in batches so that reading the clock does not dominate. */
-function measure(fn: () => number, targetMs: number): number {
+/** One sample of a contender: operations per second and CPU µs per operation. */
+interface Sample {
+  opsPerSecond: number;
+  cpuMicrosPerOp: number;
+}
+
+/**
+ * ops/s and CPU µs per op of `fn` over `targetMs` of wall time, in batches so that reading the clock does not
+ * dominate.
+ */
+function measure(fn: () => number, targetMs: number): Sample {
   const batch = 64;
   let iterations = 0;
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   const deadline = start + BigInt(Math.round(targetMs * 1e6));
   let now = start;
@@ -88,7 +98,11 @@ function measure(fn: () => number, targetMs: number): number {
     iterations += batch;
     now = process.hrtime.bigint();
   }
-  return iterations / (Number(now - start) / 1e9);
+  const used = process.cpuUsage(cpu);
+  return {
+    opsPerSecond: iterations / (Number(now - start) / 1e9),
+    cpuMicrosPerOp: (used.user + used.system) / iterations,
+  };
 }
 
 function median(xs: number[]): number {
@@ -98,36 +112,56 @@ function median(xs: number[]): number {
 
 /**
  * Runs every contender for `rounds` interleaved rounds (so that machine noise hits all of them alike) and returns
- * the median ops/s of each.
+ * the median ops/s and the median CPU µs per op of each.
  */
-function compare(contenders: Record<string, () => number>, options: BenchOptions): Record<string, number> {
+function compare(contenders: Record<string, () => number>, options: BenchOptions): Record<string, Sample> {
   const rounds = options.quick ? 1 : 5;
   const targetMs = options.quick ? 40 : 300;
-  const samples: Record<string, number[]> = {};
+  const samples: Record<string, Sample[]> = {};
   for (const [name, fn] of Object.entries(contenders)) {
     measure(fn, targetMs / 4); // warm-up: let the JIT settle before the first sample
     samples[name] = [];
   }
   for (let r = 0; r < rounds; r++)
     for (const [name, fn] of Object.entries(contenders)) samples[name]?.push(measure(fn, targetMs));
-  return Object.fromEntries(Object.entries(samples).map(([name, xs]) => [name, median(xs)]));
+  return Object.fromEntries(
+    Object.entries(samples).map(([name, xs]) => [
+      name,
+      {
+        opsPerSecond: median(xs.map((x) => x.opsPerSecond)),
+        cpuMicrosPerOp: median(xs.map((x) => x.cpuMicrosPerOp)),
+      },
+    ]),
+  );
+}
+
+const NONE: Sample = { opsPerSecond: 0, cpuMicrosPerOp: 0 };
+
+/** CPU µs per op, to the hundredth (a decode costs a few microseconds). */
+function micros(x: number): number {
+  return Math.round(x * 100) / 100;
 }
 
 function results(
   name: string,
-  figures: Record<string, number>,
+  figures: Record<string, Sample>,
   extra: Record<string, number | string>,
 ): BenchResult[] {
-  const ours = figures.ours ?? 0;
-  return (['node-tlv', 'ber-tlv'] as const).map((peer) => ({
-    name,
-    unit: 'ops/s',
-    ours: Math.round(ours),
-    peer,
-    peerValue: Math.round(figures[peer] ?? 0),
-    ratio: ratioOf(ours, figures[peer] ?? 0, true),
-    extra,
-  }));
+  const ours = figures.ours ?? NONE;
+  return (['node-tlv', 'ber-tlv'] as const).map((peer) => {
+    const theirs = figures[peer] ?? NONE;
+    return {
+      name,
+      unit: 'ops/s',
+      ours: Math.round(ours.opsPerSecond),
+      peer,
+      peerValue: Math.round(theirs.opsPerSecond),
+      ratio: ratioOf(ours.opsPerSecond, theirs.opsPerSecond, true),
+      cpuMicrosPerOp: micros(ours.cpuMicrosPerOp),
+      peerCpuMicrosPerOp: micros(theirs.cpuMicrosPerOp),
+      extra,
+    };
+  });
 }
 
 /** Before timing, every contender must read the payload as the same list of objects. */

@@ -76,12 +76,18 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                framing needs (bareExchangeCpuMicrosPerRequest: the kernel's and event loop's cost per request).
                Each client runs in a process of its own, as in a terminal (no shared heap or JIT; each process's
                CPU is its client's alone), rounds taking turns, after three unmeasured rounds of each.
-  sandbox.throughput: authorizations per second the sandbox answers to 50 clients; peer: node:http answering a
-               canned 201. Limited by the sandbox's verification, validation and ledger.
-  tlv.decode, tlv.encode: a 258-byte field 55; peers node-tlv and ber-tlv. CPU-bound.
+  sandbox.throughput: authorizations per second the sandbox answers to 50 clients, and its CPU µs per request
+               (read from /proc); peer: node:http answering a canned 201. Limited by the sandbox's verification,
+               validation and ledger.
+  tlv.decode, tlv.encode: ops/s and CPU µs per op on a 258-byte field 55; peers node-tlv and ber-tlv at their
+               only setting. CPU-bound: the CPU µs per op is the figure.
   certify.check: messages per second and CPU µs per message of certify check (JSON.parse and every rule) over
                10,000 captured messages, against Ajv (a JSON Schema of the same requests, compiled once,
-               allErrors: false) and against JSON.parse of the same bytes (the floor of any validator)`,
+               allErrors: false) and against JSON.parse of the same bytes, which is also its limit (the floor of
+               any validator of them)
+  fleet.heartbeats: heartbeats per second one Mosquitto takes from 200 terminals running the real fleet link, and
+               this process's CPU µs per heartbeat (the links' and the operator's subscriber's); peer: bare MQTT.js
+               clients publishing the same bytes. Skipped without Mosquitto`,
   async run(args, io) {
     const { values } = parseCommandArgs(
       args,

@@ -92,10 +92,8 @@ function hexToBytesSpaced(hex: string): Uint8Array {
 
 /** True when `hex` is non-empty, even-length and only hex digits (no whitespace): the canonical wire form. */
 export function isCanonicalHex(hex: string): boolean {
-  if (hex.length === 0 || hex.length % 2 !== 0) return false;
-  for (let i = 0; i < hex.length; i++) {
-    const c = hex.charCodeAt(i);
-    if (c >= 128 || (NIBBLE[c] ?? -1) < 0) return false;
-  }
-  return true;
+  // The regular expression engine's compiled loop costs about half of a loop over the characters.
+  return CANONICAL_HEX.test(hex);
 }
+
+const CANONICAL_HEX = /^(?:[0-9A-Fa-f]{2})+$/;

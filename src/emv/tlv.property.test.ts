@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TlvError } from './errors.js';
 import { bytesToHex, hexToBytes } from './hex.js';
-import { decodeTlv, encodeTlv, type TlvNode } from './tlv.js';
+import { decodeTlv, encodeTlv, flattenTlv, visitTlvPrimitives, type TlvNode } from './tlv.js';
 import { xorshift32 } from './testing/xorshift.js';
 
 /** A well-formed tag (EMV Book 3 Annex B1) whose constructed bit matches `constructed`. */
@@ -69,6 +69,48 @@ describe('BER-TLV round trip (property)', () => {
         expect(bytesToHex(encodeTlv(decodeTlv(once, { maxDepth: 64 })))).toBe(bytesToHex(once));
       }),
       { numRuns: 300, seed: 0xbeef },
+    );
+  });
+});
+
+/** What {@link visitTlvPrimitives} reports of `bytes`: the primitives as flattenTlv lists them, or the error. */
+function visited(bytes: Uint8Array): unknown {
+  const out: { tag: string; value: string }[] = [];
+  try {
+    visitTlvPrimitives(bytes, (tag, start, end) =>
+      out.push({ tag, value: bytesToHex(bytes.slice(start, end)) }),
+    );
+  } catch (e) {
+    if (!(e instanceof TlvError)) throw e;
+    return { code: e.code, offset: e.offset, message: e.message };
+  }
+  return out;
+}
+
+/** The same of decodeTlv and flattenTlv. */
+function flattened(bytes: Uint8Array): unknown {
+  try {
+    return flattenTlv(decodeTlv(bytes)).map((e) => ({ tag: e.tag, value: bytesToHex(e.value) }));
+  } catch (e) {
+    if (!(e instanceof TlvError)) throw e;
+    return { code: e.code, offset: e.offset, message: e.message };
+  }
+}
+
+describe('visitTlvPrimitives (property)', () => {
+  it('reports what flattenTlv(decodeTlv(bytes)) lists, or the same TlvError, for trees and for random bytes', () => {
+    fc.assert(
+      fc.property(treeArb, (tree) => {
+        const bytes = encodeTlv(tree);
+        expect(visited(bytes)).toEqual(flattened(bytes));
+      }),
+      { numRuns: 300, seed: 0xfeed },
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        expect(visited(bytes)).toEqual(flattened(bytes));
+      }),
+      { numRuns: 3000, seed: 0xface },
     );
   });
 });

@@ -56,7 +56,45 @@ export function decodeTlv(bytes: Uint8Array, options: DecodeTlvOptions = {}): Tl
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT)
     throw new RangeError(`maxDepth must be an integer 1-${MAX_DEPTH_LIMIT}`);
-  return decodeList(bytes, 0, bytes.length, 1, maxDepth);
+  return decodeList(bytes, 0, bytes.length, 1, maxDepth, undefined);
+}
+
+/**
+ * Receives one primitive object of a TLV list: its upper-case hex tag and where its value lies in the decoded bytes,
+ * `bytes[start, end)`.
+ */
+export type TlvPrimitiveVisitor = (tag: string, start: number, end: number) => void;
+
+/**
+ * The primitive objects of a BER-TLV list in wire order, constructed objects replaced by their contents — what
+ * {@link flattenTlv} of {@link decodeTlv} lists — handed to `visit` with the place of each value in `bytes` instead of a
+ * copy: the same decoder, the same checks and errors, without a tree or a copy of each value. `visit` has seen the
+ * objects before a defect when one is thrown.
+ *
+ * @throws TlvError as {@link decodeTlv} does, for the same defects at the same offsets.
+ * @throws RangeError when `options.maxDepth` is not an integer 1–64.
+ */
+export function visitTlvPrimitives(
+  bytes: Uint8Array,
+  visit: TlvPrimitiveVisitor,
+  options: DecodeTlvOptions = {},
+): void {
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT)
+    throw new RangeError(`maxDepth must be an integer 1-${MAX_DEPTH_LIMIT}`);
+  decodeList(bytes, 0, bytes.length, 1, maxDepth, visit);
+}
+
+/**
+ * The text of each two-byte tag, made once (a first byte whose low five bits are all ones, then a last byte, bit 8
+ * clear): the same string each time a tag is decoded, its hash computed once for every map and set it is looked up
+ * in. Indexed by the first byte's top three bits and the second byte.
+ */
+const TWO_BYTE_TAGS: (string | undefined)[] = new Array<string | undefined>(8 * 128).fill(undefined);
+
+function twoByteTag(first: number, second: number): string {
+  const index = ((first >> 5) << 7) | second;
+  return (TWO_BYTE_TAGS[index] ??= byteToHex(first) + byteToHex(second));
 }
 
 function onlyFfUntil(bytes: Uint8Array, from: number, end: number): boolean {
@@ -64,14 +102,21 @@ function onlyFfUntil(bytes: Uint8Array, from: number, end: number): boolean {
   return true;
 }
 
+/**
+ * Decodes the objects in `bytes[start, end)`: into the returned nodes, or, when `visit` is given, into calls of it for
+ * each primitive object (the list returned is then empty).
+ */
 function decodeList(
   bytes: Uint8Array,
   start: number,
   end: number,
   depth: number,
   maxDepth: number,
+  visit: TlvPrimitiveVisitor | undefined,
 ): TlvNode[] {
   const nodes: TlvNode[] = [];
+  /** Objects decoded so far in this list. */
+  let count = 0;
   let pos = start;
   while (pos < end) {
     const first = bytes[pos] as number;
@@ -82,7 +127,7 @@ function decodeList(
     if (first === 0xff && onlyFfUntil(bytes, pos, end)) break;
     const objStart = pos;
     // A defect in bytes that follow complete objects is reported as trailing garbage (same offset, clearer code).
-    const shortCode = nodes.length > 0 ? 'TLV_TRAILING_GARBAGE' : undefined;
+    const shortCode = count > 0 ? 'TLV_TRAILING_GARBAGE' : undefined;
 
     // Tag (Annex B1): low five bits all ones → subsequent bytes, each with bit 8 = "another byte follows".
     let tag = byteToHex(first);
@@ -97,7 +142,7 @@ function decodeList(
             objStart,
           );
         const b = bytes[pos++] as number;
-        tag += byteToHex(b);
+        tag = tagBytes === 1 && (b & 0x80) === 0 ? twoByteTag(first, b) : tag + byteToHex(b);
         if (++tagBytes > MAX_TAG_BYTES)
           throw new TlvError(
             'TLV_TAG_TOO_LONG',
@@ -148,11 +193,15 @@ function decodeList(
           `the template at offset ${objStart} nests deeper than ${maxDepth}`,
           objStart,
         );
-      const children = depth + 1 > maxDepth ? [] : decodeList(bytes, pos, pos + length, depth + 1, maxDepth);
-      nodes.push({ tag, length, children });
-    } else {
+      const children =
+        depth + 1 > maxDepth ? [] : decodeList(bytes, pos, pos + length, depth + 1, maxDepth, visit);
+      if (visit === undefined) nodes.push({ tag, length, children });
+    } else if (visit === undefined) {
       nodes.push({ tag, length, value: bytes.slice(pos, pos + length) });
+    } else {
+      visit(tag, pos, pos + length);
     }
+    count++;
     pos += length;
   }
   return nodes;

@@ -1,12 +1,4 @@
-import {
-  bytesToHex,
-  decodeTlv,
-  flattenTlv,
-  hexToBytes,
-  isCanonicalHex,
-  NEVER_SEND_TAGS,
-  TlvError,
-} from '../../emv/index.js';
+import { isCanonicalHex, NEVER_SEND_TAGS, TlvError, visitTlvPrimitives } from '../../emv/index.js';
 import { GatewayInvalidRequestError } from '../errors.js';
 
 /**
@@ -30,9 +22,31 @@ export function inspectEmvTags(hex: string): Map<string, string> {
   if (!isCanonicalHex(hex)) {
     throw new GatewayInvalidRequestError(FIELD, 'INVALID_DATA', `${FIELD} is not an even-length hex string`);
   }
-  let entries;
+  // Canonical hex: two characters per byte, so each value's hex is the matching slice of the text (upper-cased).
+  const upper = hex.toUpperCase();
+  const tags = new Map<string, string>();
+  // The first tag refused, in wire order; thrown once the whole field has decoded, so that malformed BER-TLV is
+  // reported as such wherever it lies.
+  let refused: GatewayInvalidRequestError | undefined;
   try {
-    entries = flattenTlv(decodeTlv(hexToBytes(hex)));
+    visitTlvPrimitives(Buffer.from(hex, 'hex'), (tag, start, end) => {
+      if (refused !== undefined) return;
+      if (NEVER_SEND_TAGS.has(tag)) {
+        // The tag name only: the value is card data and must not reach a log through the error message.
+        refused = new GatewayInvalidRequestError(
+          FIELD,
+          'INVALID_DATA',
+          `${FIELD} carries tag ${tag}, which is never sent`,
+        );
+      } else if (tags.has(tag)) {
+        // One value per tag: with two, the gateway and the checks of this module could each read a different one.
+        refused = new GatewayInvalidRequestError(
+          FIELD,
+          'INVALID_DATA',
+          `${FIELD} carries tag ${tag} more than once`,
+        );
+      } else tags.set(tag, upper.slice(2 * start, 2 * end));
+    });
   } catch (e) {
     // The decoder's code and offset only; no byte of the field (in a misaligned read the decoder's "tag" and "length"
     // are bytes of a value, which is why its own messages name none either: tlv.ts).
@@ -43,26 +57,7 @@ export function inspectEmvTags(hex: string): Map<string, string> {
       `${FIELD} is not valid BER-TLV (${e.code} at offset ${e.offset})`,
     );
   }
-  const tags = new Map<string, string>();
-  for (const { tag, value } of entries) {
-    if (NEVER_SEND_TAGS.has(tag)) {
-      // The tag name only: the value is card data and must not reach a log through the error message.
-      throw new GatewayInvalidRequestError(
-        FIELD,
-        'INVALID_DATA',
-        `${FIELD} carries tag ${tag}, which is never sent`,
-      );
-    }
-    // One value per tag: with two, the gateway and the checks of this module could each read a different one.
-    if (tags.has(tag)) {
-      throw new GatewayInvalidRequestError(
-        FIELD,
-        'INVALID_DATA',
-        `${FIELD} carries tag ${tag} more than once`,
-      );
-    }
-    tags.set(tag, bytesToHex(value));
-  }
+  if (refused !== undefined) throw refused;
   return tags;
 }
 

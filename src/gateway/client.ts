@@ -321,23 +321,25 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
           ),
         );
         const outcome = classifyPaymentAnswer(prepared, answer.httpStatus, answer.body, answer.clockSkew);
-        logger.info(
-          outcome.kind === 'approved' || outcome.kind === 'declined'
-            ? {
-                service: prepared.service,
-                transactionId: prepared.transactionId,
-                httpStatus: answer.httpStatus,
-                outcome: outcome.kind,
-                status: outcome.status,
-              }
-            : {
-                service: prepared.service,
-                transactionId: prepared.transactionId,
-                httpStatus: answer.httpStatus,
-                outcome: outcome.kind,
-              },
-          'gateway outcome',
-        );
+        // The line's object is built only for a logger that writes info lines.
+        if (logger.isLevelEnabled('info'))
+          logger.info(
+            outcome.kind === 'approved' || outcome.kind === 'declined'
+              ? {
+                  service: prepared.service,
+                  transactionId: prepared.transactionId,
+                  httpStatus: answer.httpStatus,
+                  outcome: outcome.kind,
+                  status: outcome.status,
+                }
+              : {
+                  service: prepared.service,
+                  transactionId: prepared.transactionId,
+                  httpStatus: answer.httpStatus,
+                  outcome: outcome.kind,
+                },
+            'gateway outcome',
+          );
         return outcome;
       } catch (e) {
         if (e instanceof GatewayError) {

@@ -173,7 +173,9 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
  * can use: undefined, and the caller falls back to the status.
  */
 export const reasonCode = (v: unknown): string | undefined =>
-  typeof v === 'string' && /^[\x21-\x7e]{1,64}$/.test(v) ? v : undefined;
+  typeof v === 'string' && REASON_CODE.test(v) ? v : undefined;
+
+const REASON_CODE = /^[\x21-\x7e]{1,64}$/;
 
 /**
  * A status or code of an answer as an error's message names it (the logs, the operator's view and the journal's notes
@@ -333,7 +335,9 @@ function heldAmount(body: unknown, prepared: PreparedRequest): number | undefine
  * control characters, a text of any length — is no path the terminal repeats in its messages, logs or journal.
  */
 export const fieldPath = (v: unknown): string | undefined =>
-  typeof v === 'string' && /^[A-Za-z0-9_.[\]]{1,256}$/.test(v) ? v : undefined;
+  typeof v === 'string' && FIELD_PATH.test(v) ? v : undefined;
+
+const FIELD_PATH = /^[A-Za-z0-9_.[\]]{1,256}$/;
 
 /**
  * The `details[]` of a 400 answer, tolerant of missing or odd entries, read in the shape the terminal keeps: an entry

@@ -425,17 +425,20 @@ export function createTransport(options: TransportOptions): Transport {
           sentAtMs: started,
           receivedAtMs: Date.now(),
         });
-        options.logger.debug(
-          {
-            label: x.label,
-            method: x.method,
-            path: x.path,
-            httpStatus: answer.httpStatus,
-            ms: Date.now() - started,
-            attempt,
-          },
-          'gateway answer',
-        );
+        // The line's object is built only for a logger that writes debug lines: not on every payment otherwise.
+        if (options.logger.isLevelEnabled('debug')) {
+          options.logger.debug(
+            {
+              label: x.label,
+              method: x.method,
+              path: x.path,
+              httpStatus: answer.httpStatus,
+              ms: Date.now() - started,
+              attempt,
+            },
+            'gateway answer',
+          );
+        }
         if (
           answer.httpStatus === 401 &&
           !renewed &&

@@ -161,8 +161,11 @@ function amountDetails(
   };
 }
 
+const LOCAL_DATE_TIME = /^\d{14}$/;
+const CARD_SEQUENCE_NUMBER = /^\d{1,3}$/;
+
 function localDateTime(value: string, field = 'merchantInformation.transactionLocalDateTime'): string {
-  if (!/^\d{14}$/.test(value)) invalid(field, `${field} must be 14 digits, YYYYMMDDhhmmss`);
+  if (!LOCAL_DATE_TIME.test(value)) invalid(field, `${field} must be 14 digits, YYYYMMDDhhmmss`);
   return value;
 }
 
@@ -200,7 +203,7 @@ function cardPresent(
     pos.cardSequenceNumber !== undefined &&
     pos.cardSequenceNumber !== '' &&
     (psn === undefined ||
-      !/^\d{1,3}$/.test(pos.cardSequenceNumber) ||
+      !CARD_SEQUENCE_NUMBER.test(pos.cardSequenceNumber) ||
       Number(pos.cardSequenceNumber) !== Number(psn))
   ) {
     invalid(

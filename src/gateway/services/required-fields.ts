@@ -34,7 +34,9 @@ const dccFamily =
   (family: 'A' | 'B') =>
   (r: ServiceRequest): boolean =>
     'dcc' in r && r.dcc !== undefined && r.dcc.indicator === '1' && r.dcc.family === family;
-const dccConverted = (r: ServiceRequest): boolean => dccFamily('A')(r) || dccFamily('B')(r);
+const dccFamilyA = dccFamily('A');
+const dccFamilyB = dccFamily('B');
+const dccConverted = (r: ServiceRequest): boolean => dccFamilyA(r) || dccFamilyB(r);
 const contactPreauth = (r: ServiceRequest): boolean =>
   r.service === 'capture' && r.preauthEntryMode === 'contact';
 
@@ -57,10 +59,10 @@ const DCC = [
   row('orderInformation.amountDetails.currencyConversion.indicator', 'DCC accepted', dccConverted),
   row('orderInformation.amountDetails.exchangeRate', 'DCC accepted', dccConverted),
   row('orderInformation.amountDetails.exchangeRateTimeStamp', 'DCC accepted', dccConverted),
-  row('orderInformation.amountDetails.originalAmount', 'DCC, processor family A', dccFamily('A')),
-  row('orderInformation.amountDetails.originalCurrency', 'DCC, processor family A', dccFamily('A')),
-  row('orderInformation.amountDetails.foreignAmount', 'DCC, processor family B', dccFamily('B')),
-  row('orderInformation.amountDetails.foreignCurrency', 'DCC, processor family B', dccFamily('B')),
+  row('orderInformation.amountDetails.originalAmount', 'DCC, processor family A', dccFamilyA),
+  row('orderInformation.amountDetails.originalCurrency', 'DCC, processor family A', dccFamilyA),
+  row('orderInformation.amountDetails.foreignAmount', 'DCC, processor family B', dccFamilyB),
+  row('orderInformation.amountDetails.foreignCurrency', 'DCC, processor family B', dccFamilyB),
 ];
 
 /** Spec 001's pre-authorization column (shared by the sale column where both say "yes"). */

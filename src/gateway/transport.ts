@@ -357,7 +357,7 @@ export function createTransport(options: TransportOptions): Transport {
     return turns;
   }
 
-  function once(x: Exchange, authHeaders: Record<string, string>): Promise<Answer> {
+  function once(x: Exchange, path: string, authHeaders: Record<string, string>): Promise<Answer> {
     if (x.signal?.aborted) {
       return Promise.reject(new GatewayError('GW_CANCELLED', `${x.label}: cancelled before sending`));
     }
@@ -368,7 +368,6 @@ export function createTransport(options: TransportOptions): Transport {
     return new Promise<Answer>((resolve, reject) => {
       const exchange = new AnswerCollector(x.label, options.timeouts, resolve, reject, x.signal);
       // Two plain literals rather than a conditional spread: undici reads these options on every request.
-      const path = `${prefix}${x.path}`;
       dispatcher.dispatch(
         x.body !== undefined
           ? {
@@ -394,12 +393,12 @@ export function createTransport(options: TransportOptions): Transport {
   }
 
   /** The credentials of one attempt; the clock is read once and the same date is signed and sent (§1). */
-  function credentials(x: Exchange): Promise<Record<string, string>> {
+  function credentials(x: Exchange, path: string): Promise<Record<string, string>> {
     if (x.unauthenticated) return Promise.resolve({});
     return options.auth.authenticate({
       method: x.method,
       host,
-      path: `${prefix}${x.path}`,
+      path,
       body: x.body ?? EMPTY,
       now: options.now(),
     });
@@ -407,17 +406,19 @@ export function createTransport(options: TransportOptions): Transport {
 
   async function send(x: Exchange): Promise<Answer> {
     let renewed = false;
+    // The path as signed and as sent: one string for both.
+    const path = `${prefix}${x.path}`;
     for (let attempt = 1; ; attempt++) {
       const started = Date.now();
       let failure: AttemptFailure;
       let answer: Answer | undefined;
       let error: GatewayError | undefined;
       try {
-        const authHeaders = await credentials(x);
+        const authHeaders = await credentials(x, path);
         const read = connectionsRead();
         if (read !== undefined) await read;
         lastActivity = performance.now();
-        answer = await once(x, authHeaders);
+        answer = await once(x, path, authHeaders);
         lastActivity = performance.now();
         const date = answer.headers.date;
         options.onAnswer?.({

@@ -73,8 +73,10 @@ function notNegative(minor: number, field: string): void {
 function compact(obj: Json): Json | undefined {
   const out: Json = {};
   let kept = 0;
-  for (const k in obj) {
-    if (!Object.hasOwn(obj, k)) continue;
+  // Own keys only, as `for…in` with `Object.hasOwn` read them, in the same order; cheaper on every request.
+  const keys = Object.keys(obj);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
     const v = obj[k];
     if (v === undefined || v === '') continue;
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {

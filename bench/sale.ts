@@ -8,6 +8,16 @@ import { bareExchange } from './gateway.js';
 import { cannedGatewayProcess, sandboxProcess, type ServerProcess } from './server-process.js';
 import { percentile, type Benchmark, type BenchResult } from './types.js';
 
+/** An outcome that stops the run, with why (its reason, or its error's code and message). */
+function describe(outcome: {
+  kind: string;
+  reason?: string;
+  error?: { code?: string; message?: string };
+}): string {
+  const why = [outcome.reason, outcome.error?.code, outcome.error?.message].filter((x) => x !== undefined);
+  return why.length > 0 ? `${outcome.kind} (${why.join(': ')})` : outcome.kind;
+}
+
 /** Sales made before the clock starts: the per-100 medians of sale and round trip settle after about 1,000. */
 const WARM_UP_SALES = 1_000;
 
@@ -105,7 +115,7 @@ const saleCost: Benchmark = {
         ours.push(performance.now() - t0);
         const used = process.cpuUsage(cpu);
         oursCpuMicros += used.user + used.system;
-        if (record.outcome.kind !== 'approved') throw new Error(`sale ${i} was ${record.outcome.kind}`);
+        if (record.outcome.kind !== 'approved') throw new Error(`sale ${i} was ${describe(record.outcome)}`);
         const request = payments.toGatewayRequest(sale(held.ref));
         const prepared = gateway.prepare(request);
         const entry = sqliteCommits.insert();
@@ -117,7 +127,7 @@ const saleCost: Benchmark = {
         entryCommits.push(entry.micros);
         outcomeCommits.push(outcomeMicros);
         sqliteSales.push(trip + (entry.micros + outcomeMicros) / 1000);
-        if (outcome.kind !== 'approved') throw new Error(`peer sale ${i} was ${outcome.kind}`);
+        if (outcome.kind !== 'approved') throw new Error(`peer sale ${i} was ${describe(outcome)}`);
         release(held.ref);
         const t2 = performance.now();
         await bare.one();

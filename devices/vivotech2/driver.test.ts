@@ -769,10 +769,12 @@ describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
   });
 
   it('finds every answer behind garbage, bad CRCs, truncated frames and stray replies once the line goes quiet, and never hangs', async () => {
-    // Only setTimeout is faked: the reader's bytes come in real turns of the event loop, and no time passes but the
-    // inter-byte gap this test lets pass after each answer. The command timeout is far beyond it: an answer held back
-    // by a frame cut short is found by the gap, or not at all.
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    // Only setTimeout and the clock are faked: the reader's bytes come in real turns of the event loop, and no time
+    // passes but the inter-byte gap this test lets pass after each answer — on the reader's clock too, which judges a
+    // gap timer that ran late (with the real clock, a machine busy for two gaps between a burst and the test's advance
+    // made every such timer look late). The command timeout is far beyond it: an answer held back by a frame cut short
+    // is found by the gap, or not at all.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const next = xorshift32(0x0ca7d00d);
     const t = new ScriptedTransport();
     const reader = await connected(t, { commandTimeoutMs: 600_000 });

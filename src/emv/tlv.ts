@@ -53,10 +53,7 @@ export const MAX_TLV_LENGTH = 0xffffff;
  * @throws RangeError when `options.maxDepth` is not an integer 1–64 (a programming error, not bad input).
  */
 export function decodeTlv(bytes: Uint8Array, options: DecodeTlvOptions = {}): TlvNode[] {
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
-  if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT)
-    throw new RangeError(`maxDepth must be an integer 1-${MAX_DEPTH_LIMIT}`);
-  return decodeList(bytes, 0, bytes.length, 1, maxDepth, undefined);
+  return decodeList(bytes, 0, bytes.length, 1, maxDepthOf(options), undefined);
 }
 
 /**
@@ -79,10 +76,15 @@ export function visitTlvPrimitives(
   visit: TlvPrimitiveVisitor,
   options: DecodeTlvOptions = {},
 ): void {
+  decodeList(bytes, 0, bytes.length, 1, maxDepthOf(options), visit);
+}
+
+/** The nesting limit of a decode, checked. @throws RangeError when it is not an integer 1–{@link MAX_DEPTH_LIMIT}. */
+function maxDepthOf(options: DecodeTlvOptions): number {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   if (!Number.isInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_DEPTH_LIMIT)
     throw new RangeError(`maxDepth must be an integer 1-${MAX_DEPTH_LIMIT}`);
-  decodeList(bytes, 0, bytes.length, 1, maxDepth, visit);
+  return maxDepth;
 }
 
 /**

@@ -45,23 +45,10 @@ export function toDecimalString(minor: number, currency: string): string {
 export function parseDecimal(value: string | number, currency: string): number {
   const { exponent } = requireCurrency(currency);
   const text = typeof value === 'number' ? numberToPlainString(value) : value.trim();
-  // Digits, then optionally a point and digits (none needed): read by hand, since every answer's amounts come here.
-  const n = text.length;
-  let i = 0;
-  while (i < n && isDigit(text.charCodeAt(i))) i++;
-  const wholeEnd = i;
-  let fracEnd = i;
-  if (i < n && text.charCodeAt(i) === POINT) {
-    for (i++; i < n && isDigit(text.charCodeAt(i));) i++;
-    fracEnd = i;
-  }
-  if (wholeEnd === 0 || i !== n)
-    throw new AmountError('AMOUNT_FORMAT', `"${String(value)}" is not a decimal amount`);
-  // The fraction without its trailing zeros.
-  const fracStart = wholeEnd + 1;
-  while (fracEnd > fracStart && text.charCodeAt(fracEnd - 1) === ZERO) fracEnd--;
-  const whole = text.slice(0, wholeEnd);
-  let frac = fracEnd > fracStart ? text.slice(fracStart, fracEnd) : '';
+  const m = DECIMAL.exec(text);
+  if (!m) throw new AmountError('AMOUNT_FORMAT', `"${String(value)}" is not a decimal amount`);
+  const whole = m[1] ?? '0';
+  let frac = (m[2] ?? '').replace(TRAILING_ZEROS, '');
   if (frac.length > exponent) {
     throw new AmountError(
       'AMOUNT_PRECISION',
@@ -74,13 +61,9 @@ export function parseDecimal(value: string | number, currency: string): number {
   return minor;
 }
 
-const ZERO = 0x30;
-const POINT = 0x2e;
-
-/** An ASCII digit, as `\d` reads one. */
-function isDigit(c: number): boolean {
-  return c >= ZERO && c <= 0x39;
-}
+/** A plain decimal: digits, then optionally a point and digits (none needed). */
+const DECIMAL = /^(\d+)(?:\.(\d*))?$/;
+const TRAILING_ZEROS = /0+$/;
 
 function numberToPlainString(n: number): string {
   if (!Number.isFinite(n) || n < 0) return String(n);

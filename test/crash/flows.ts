@@ -70,11 +70,17 @@ export function describeCrashCases(
 /**
  * The plans of a flow that `npm test` runs when the whole set would take too long there: the plans named (by
  * {@link planName}), and `draws` more drawn from the rest with a seed printed (CRASH_SEED replays it; a new one each
- * run). With CRASH_FULL=1, every plan. `npm run test:crash` draws from every plan of every flow.
+ * run), all among the plans `eligible` keeps. With CRASH_FULL=1, every eligible plan. `npm run test:crash` draws from
+ * every plan of every flow.
  */
-export function ciSubset(flow: Flow, named: string[], draws: number): (plan: CrashPlan) => boolean {
-  if (process.env.CRASH_FULL === '1') return () => true;
-  const all = systematicPlans(flow).map(planName);
+export function ciSubset(
+  flow: Flow,
+  named: string[],
+  draws: number,
+  eligible: (plan: CrashPlan) => boolean = () => true,
+): (plan: CrashPlan) => boolean {
+  if (process.env.CRASH_FULL === '1') return eligible;
+  const all = systematicPlans(flow).filter(eligible).map(planName);
   for (const name of named) if (!all.includes(name)) throw new Error(`no plan ${name}`);
   const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
   process.stdout.write(
@@ -85,5 +91,5 @@ export function ciSubset(flow: Flow, named: string[], draws: number): (plan: Cra
   const chosen = new Set(named);
   for (let i = 0; i < draws && rest.length > 0; i++)
     chosen.add(rest.splice(Math.floor(random() * rest.length), 1)[0]!);
-  return (plan) => chosen.has(planName(plan));
+  return (plan) => eligible(plan) && chosen.has(planName(plan));
 }

@@ -93,3 +93,16 @@ export function ciSubset(
     chosen.add(rest.splice(Math.floor(random() * rest.length), 1)[0]!);
   return (plan) => eligible(plan) && chosen.has(planName(plan));
 }
+
+/**
+ * What `npm test` runs of a flow killed at every journal step of each request: the run without a kill, the kill with
+ * the answer of its last request (`lastRequest`) in hand followed by a kill at every recovery request of the restart,
+ * and three more plans drawn ({@link ciSubset}).
+ */
+export function ciCore(flow: Flow, lastRequest: number): (plan: CrashPlan) => boolean {
+  return ciSubset(
+    flow,
+    [`${flow} uninterrupted`, `${flow} gateway.answered#${lastRequest} → recovery.sent#1`],
+    3,
+  );
+}

@@ -1,12 +1,6 @@
-import { ciSubset, describeCrashCases } from './flows.js';
+import { ciCore, describeCrashCases } from './flows.js';
 
 // Meter pre-authorization and capture, then the operator's void of the capture and the reversal of the hold it leaves,
 // killed at every journal step of each request. One file per flow: the crash runs of the flows spread over the test
-// workers. In `npm test`: the run without a kill, the kill with the last request's answer in hand followed by a kill at
-// every recovery request of the restart, and three more drawn with a printed seed (CRASH_FULL=1: all 21; `npm run
-// test:crash` draws from every plan of every flow).
-describeCrashCases(
-  'crash: meter-void',
-  ['meter-void'],
-  ciSubset('meter-void', ['meter-void uninterrupted', 'meter-void gateway.answered#4 → recovery.sent#1'], 3),
-);
+// workers. In `npm test`: the plans of `ciCore` (flows.ts) (CRASH_FULL=1: all 21).
+describeCrashCases('crash: meter-void', ['meter-void'], ciCore('meter-void', 4));

@@ -1,11 +1,6 @@
-import { ciSubset, describeCrashCases } from './flows.js';
+import { ciCore, describeCrashCases } from './flows.js';
 
 // Kiosk sale, then the operator's refund of it, killed at every journal step of each request. One file per flow: the
-// crash runs of the flows spread over the test workers. In `npm test`: the run without a kill, the kill with the last
-// request's answer in hand followed by a kill at every recovery request of the restart, and three more drawn with a
-// printed seed (CRASH_FULL=1: all 11; `npm run test:crash` draws from every plan of every flow).
-describeCrashCases(
-  'crash: refund',
-  ['refund'],
-  ciSubset('refund', ['refund uninterrupted', 'refund gateway.answered#2 → recovery.sent#1'], 3),
-);
+// crash runs of the flows spread over the test workers. In `npm test`: the plans of `ciCore` (flows.ts) (CRASH_FULL=1:
+// all 11).
+describeCrashCases('crash: refund', ['refund'], ciCore('refund', 2));

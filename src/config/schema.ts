@@ -338,6 +338,11 @@ export const journalSchema = z
          * writes queued in the same run of microtasks when none is.
          */
         maxWaitMs: z.number().int().min(0).max(50).default(0),
+        /**
+         * Longest a background write (a stored payment's forward, which nobody waits for at the terminal) waits for
+         * others before its commit starts, ms, while no write someone waits for is queued. 0: no added delay.
+         */
+        backgroundWaitMs: z.number().int().min(0).max(50).default(1),
       })
       .prefault({}),
   })

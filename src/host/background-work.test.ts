@@ -43,6 +43,8 @@ const builder: ResolutionBuilder = {
 };
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+/** A turn of the event loop that lets a timer of a millisecond fire. */
+const timerTurn = (): Promise<void> => new Promise((r) => setTimeout(r, 1));
 
 /** The background work of a host, with recovery behind its router and no follow-ups. */
 function backgroundWork(deps: {
@@ -178,8 +180,9 @@ describe('background work', () => {
     // Another request of the terminal is out (a live payment, another forward): its outcome's write is expected.
     const otherRequestAnswered = journal.expectWrite();
     const forwarding = background.forward();
-    // The claim is committed; its log sync is on the thread pool; the event loop turns (timers run: the sweep).
-    for (let i = 0; i < 50 && !releaseSync; i++) await turn();
+    // The claim is committed (a forward's write may wait a millisecond for others: groupCommit.backgroundWaitMs); its
+    // log sync is on the thread pool; the event loop turns (timers run: the sweep).
+    for (let i = 0; i < 50 && !releaseSync; i++) await timerTurn();
     expect(releaseSync).toBeDefined();
     expect(journal.findByTransactionId('off-1')?.state).toBe('sent');
     sweep();
@@ -189,7 +192,7 @@ describe('background work', () => {
       const r = releaseSync;
       releaseSync = undefined;
       r?.();
-      await turn();
+      await (i % 10 === 0 ? timerTurn() : turn());
     }
     await forwarding;
     await sender.drain();

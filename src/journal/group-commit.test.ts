@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../log/index.js';
 import { JournalError } from './errors.js';
 import {
+  BACKGROUND_WRITE,
   openJournal,
   type BeginEntry,
   type GroupCommitOptions,
@@ -126,6 +127,47 @@ describe('group commit', () => {
     await Promise.all([first, second]);
     expect(committedRows()).toBe(2);
     expect(journal.durableCommits).toBe(1);
+  });
+
+  it('lets background writes wait up to backgroundWaitMs for others, and commits them together', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { journal, committedRows } = fileJournal({ backgroundWaitMs: 20 });
+    const first = journal.commitDurably(() => journal.begin(sale('B1')), BACKGROUND_WRITE);
+    // A later turn of the event loop: a write someone waits for would have committed by now.
+    await new Promise<void>((r) => setImmediate(r));
+    expect(committedRows()).toBe(0);
+    const second = journal.commitDurably(() => journal.begin(sale('B2')), BACKGROUND_WRITE);
+    await new Promise<void>((r) => setImmediate(r));
+    expect(committedRows()).toBe(0);
+    vi.advanceTimersByTime(20);
+    await Promise.all([first, second]);
+    expect(committedRows()).toBe(2);
+    expect(journal.durableCommits).toBe(1);
+  });
+
+  it('ends the wait of background writes when a write someone waits for comes, in the same commit', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { journal, committedRows } = fileJournal({ backgroundWaitMs: 50 });
+    const background = journal.commitDurably(() => journal.begin(sale('B1')), BACKGROUND_WRITE);
+    await new Promise<void>((r) => setImmediate(r));
+    expect(committedRows()).toBe(0);
+    // No timer advanced: the sale's write starts the commit, and the forward's write goes with it.
+    await Promise.all([journal.beginDurably(sale('S1')), background]);
+    expect(committedRows()).toBe(2);
+    expect(journal.durableCommits).toBe(1);
+  });
+
+  it('commits background writes like any other with backgroundWaitMs 0', async () => {
+    const { journal } = fileJournal({ backgroundWaitMs: 0 });
+    const entry = await journal.commitDurably(() => journal.begin(sale('B0')), BACKGROUND_WRITE);
+    expect(journal.get(entry.id)?.state).toBe('pending');
+    expect(journal.durableCommits).toBe(1);
+  });
+
+  it('refuses a negative backgroundWaitMs', () => {
+    expect(() => openJournal(':memory:', { groupCommit: { backgroundWaitMs: -1 } })).toThrow(
+      /backgroundWaitMs/,
+    );
   });
 
   it('commits at once, without waiting, when a batch is full', async () => {

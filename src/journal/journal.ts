@@ -282,16 +282,32 @@ export interface GroupCommitOptions {
    * it, and waiting for the turn would only delay it.
    */
   readonly maxWaitMs: number;
+  /**
+   * Longest a background write ({@link DurableWriteOptions.background}: a stored payment's forward, which nobody
+   * waits for at the terminal) waits for others before its commit starts, in milliseconds, while no other write is
+   * queued; a write someone waits for (a sale's) starts the commit at once as usual, and takes the background writes
+   * queued with it. 0: background writes commit like any other. A forwarding run's commits then carry more forwards
+   * each, and the fixed cost of a commit (the write lock, the log's frames of pages the forwards share, a disk sync)
+   * is paid by fewer of them: with 32 forwards in flight to the sandbox, 1 ms made each commit carry about 13
+   * forwards instead of 9 and a forward cost about 14 % less CPU here.
+   */
+  readonly backgroundWaitMs: number;
 }
 
-/** Defaults of {@link GroupCommitOptions}: a commit per event-loop turn, at most 64 writes. */
-export const GROUP_COMMIT_DEFAULTS: GroupCommitOptions = { maxBatch: 64, maxWaitMs: 0 };
+/**
+ * Defaults of {@link GroupCommitOptions}: a commit per event-loop turn, at most 64 writes, background writes waiting
+ * up to 1 ms for others.
+ */
+export const GROUP_COMMIT_DEFAULTS: GroupCommitOptions = { maxBatch: 64, maxWaitMs: 0, backgroundWaitMs: 1 };
 
 /** Milliseconds without a write after which the journal checkpoints its log. */
 const IDLE_CHECKPOINT_MS = 1_000;
 
 /** {@link DurableWriteOptions} of a write that is one statement (or makes its own transaction). */
 export const ONE_STATEMENT: DurableWriteOptions = { oneStatement: true };
+
+/** {@link DurableWriteOptions} of a background write (a stored payment's forward). */
+export const BACKGROUND_WRITE: DurableWriteOptions = { background: true };
 
 /**
  * Longest a commit's log sync may wait on the thread pool before it is done on the event loop instead (the pool's
@@ -324,12 +340,19 @@ export interface DurableWriteOptions {
    * batch it needs no savepoint (a statement that fails is undone alone). JavaScript around it must write nothing.
    */
   readonly oneStatement?: boolean;
+  /**
+   * Nobody waits for this write at the terminal (a stored payment's forward): its commit may wait up to
+   * {@link GroupCommitOptions.backgroundWaitMs} for other writes to share it, unless a write someone waits for is
+   * queued meanwhile. As durable as any other: its caller resumes only once its commit is on disk.
+   */
+  readonly background?: boolean;
 }
 
 /** A write queued for the next group commit, with its caller's promise. */
 interface QueuedWrite {
   readonly write: () => unknown;
   readonly oneStatement: boolean;
+  readonly background: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -688,6 +711,8 @@ function checkGroupCommit(given: Partial<GroupCommitOptions> | undefined): Group
     throw new JournalError('JOURNAL_INVALID', 'groupCommit.maxBatch must be a positive integer');
   if (!Number.isFinite(o.maxWaitMs) || o.maxWaitMs < 0)
     throw new JournalError('JOURNAL_INVALID', 'groupCommit.maxWaitMs must be a non-negative number');
+  if (!Number.isFinite(o.backgroundWaitMs) || o.backgroundWaitMs < 0)
+    throw new JournalError('JOURNAL_INVALID', 'groupCommit.backgroundWaitMs must be a non-negative number');
   return o;
 }
 
@@ -707,9 +732,13 @@ export class SqliteJournal implements Journal {
   private readonly groupCommit: GroupCommitOptions;
   /** Writes waiting for the next group commit, in the order they were queued. */
   private readonly queued: QueuedWrite[] = [];
+  /** How many of {@link queued} are not background writes ({@link DurableWriteOptions.background}). */
+  private queuedForeground = 0;
   private flushScheduled:
     | { kind: 'immediate'; handle: NodeJS.Immediate }
     | { kind: 'timer'; handle: NodeJS.Timeout }
+    // Background writes alone in the queue, waiting up to backgroundWaitMs for others.
+    | { kind: 'linger'; handle: NodeJS.Timeout }
     | { kind: 'microtask' }
     | undefined;
   /** Writes made so far, and that count when the idle check last looked and when the log was last checkpointed. */
@@ -963,7 +992,8 @@ export class SqliteJournal implements Journal {
    * transaction and its one disk sync; each caller resumes only after the COMMIT that includes its write returned.
    *
    * The commit starts once the writes queued in the current turn of the event loop are in, or `maxWaitMs` after the
-   * first one (config `journal.groupCommit`), and carries at most `maxBatch` writes in queue order. Each write runs in
+   * first one (config `journal.groupCommit`), or, while only background writes are queued, `backgroundWaitMs` after
+   * the first of them, and carries at most `maxBatch` writes in queue order. Each write runs in
    * its own savepoint: a write that throws is undone alone and its caller alone rejected with the error; when the
    * commit itself fails, nothing of the batch is written and every caller is rejected (`JOURNAL_IO`).
    */
@@ -971,8 +1001,16 @@ export class SqliteJournal implements Journal {
     if (this.closed) return Promise.reject(new JournalError('JOURNAL_CLOSED', 'the journal is closed'));
     if (this.syncFailure) return Promise.reject(this.syncFailure);
     const oneStatement = options.oneStatement === true;
+    const background = options.background === true;
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ write, oneStatement, resolve: resolve as (value: unknown) => void, reject });
+      this.queued.push({
+        write,
+        oneStatement,
+        background,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+      if (!background) this.queuedForeground += 1;
       this.scheduleFlush();
     });
   }
@@ -1011,12 +1049,21 @@ export class SqliteJournal implements Journal {
     if (this.syncInFlight) return;
     const full = this.queued.length >= this.groupCommit.maxBatch;
     const scheduled = this.flushScheduled;
-    if (scheduled !== undefined && (scheduled.kind !== 'timer' || !full)) return;
+    // A commit already scheduled stands, unless it waits on a timer and the batch is full, or it waits for more
+    // background writes and one someone waits for has come.
+    const sooner =
+      scheduled?.kind === 'linger' ? full || this.queuedForeground > 0 : scheduled?.kind === 'timer' && full;
+    if (scheduled !== undefined && !sooner) return;
     this.cancelFlush();
     if (!full && this.groupCommit.maxWaitMs > 0)
       this.flushScheduled = {
         kind: 'timer',
         handle: setTimeout(() => this.flush(), this.groupCommit.maxWaitMs),
+      };
+    else if (!full && this.queuedForeground === 0 && this.groupCommit.backgroundWaitMs > 0)
+      this.flushScheduled = {
+        kind: 'linger',
+        handle: setTimeout(() => this.flush(), this.groupCommit.backgroundWaitMs),
       };
     else if (this.expectedWrites === 0 && this.microtaskCommits < MICROTASK_COMMITS_PER_TURN) {
       // Nothing else could join this commit: it starts once the writes queued with it in this run of microtasks are
@@ -1030,10 +1077,17 @@ export class SqliteJournal implements Journal {
     } else this.flushScheduled = { kind: 'immediate', handle: setImmediate(() => this.flush()) };
   }
 
+  /** The first `count` queued writes, taken off the queue. */
+  private takeQueued(count: number): QueuedWrite[] {
+    const taken = this.queued.splice(0, count);
+    for (const w of taken) if (!w.background) this.queuedForeground -= 1;
+    return taken;
+  }
+
   private cancelFlush(): void {
     const scheduled = this.flushScheduled;
     if (scheduled?.kind === 'immediate') clearImmediate(scheduled.handle);
-    else if (scheduled?.kind === 'timer') clearTimeout(scheduled.handle);
+    else if (scheduled?.kind === 'timer' || scheduled?.kind === 'linger') clearTimeout(scheduled.handle);
     this.flushScheduled = undefined;
   }
 
@@ -1051,7 +1105,7 @@ export class SqliteJournal implements Journal {
     this.flushScheduled = undefined;
     // The sync in flight schedules the next commit when it is done.
     if (this.syncInFlight) return;
-    const batch = this.queued.splice(0, this.groupCommit.maxBatch);
+    const batch = this.takeQueued(this.groupCommit.maxBatch);
     if (batch.length === 0) return;
     const logFd = this.expectedWrites > 0 && !this.closing ? this.logFileForSync() : undefined;
     const inline = logFd === undefined;
@@ -1164,7 +1218,7 @@ export class SqliteJournal implements Journal {
     );
     this.syncFailure = error;
     this.cancelFlush();
-    for (const w of this.queued.splice(0)) w.reject(error);
+    for (const w of this.takeQueued(this.queued.length)) w.reject(error);
     // One typed line: JOURNAL_IO and what the disk answered (its cause), no stack trace (src/log/logger.ts).
     this.logger.error(
       { err: error },

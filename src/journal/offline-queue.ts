@@ -10,6 +10,7 @@ import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './er
 import { checkCardKey, checkText, readOn, type JournalConnection } from './field-checks.js';
 import { isoTime } from './iso-time.js';
 import {
+  BACKGROUND_WRITE,
   NOT_SENT,
   validateBegin,
   type BeginEntry,
@@ -1057,7 +1058,7 @@ export class OfflineQueue {
           releaseTaken();
           throw e;
         }
-      });
+      }, BACKGROUND_WRITE);
       this.tellAgeUnknown(claimed);
       return { claimed, closed: this.tellClosed(closed) };
     } catch (e) {
@@ -1385,6 +1386,8 @@ export class OfflineQueue {
         owned,
         // Refused for now (the processor down a while): back to the queue, like a forward that could not be sent.
         refusalForNowNotSent: true,
+        // Nobody waits for it at the terminal: its outcome's commit may wait briefly for others to share it.
+        background: true,
         failpoints: { answered: 'offline.forwarded' },
         onAnswered: (o) => {
           // Unreachable: no further claims (the loop reads the tally when woken).

@@ -2,6 +2,7 @@ import { silentLogger, type Logger } from '../log/index.js';
 import { refusalPasses } from '../vocabulary/services.js';
 import { JournalError } from './errors.js';
 import {
+  BACKGROUND_WRITE,
   NOT_SENT,
   ONE_STATEMENT,
   receiptApprovalCode,
@@ -203,6 +204,11 @@ export interface BegunSendOptions extends SendOptions {
    * wiped, it could never be collected; not sent, it stays stored for a later forward.
    */
   refusalForNowNotSent?: boolean;
+  /**
+   * Nobody waits for this send at the terminal (a stored payment's forward): its outcome is a background write of the
+   * group commit ({@link DurableWriteOptions.background}), which may wait briefly for others to share its commit.
+   */
+  background?: boolean;
 }
 
 /** What one send left in the journal. */
@@ -366,17 +372,20 @@ export class JournaledSender {
         outcome = { kind: 'not-sent', reason: outcome.reason };
       fire(options.failpoints?.answered);
       options.onAnswered?.(outcome);
-      const after = await this.journal.commitDurably(() => {
-        // Read again in the outcome's own write, which a group commit runs a turn or more later: a wait that ended
-        // meanwhile (the machine's backstop, a graceful stop) leaves nobody to use or undo the approval either.
-        if (options.abandoned?.aborted) outcome = abandonedOutcome(request, outcome);
-        if (outcome.kind === 'not-sent') {
-          if (markedAt) this.journal.markSent(entry.id, markedAt);
-          this.journal.resolve(entry.id, NOT_SENT);
-        } else this.journal.recordOutcome(entry.id, recorded(outcome, options.card), markedAt);
-        options.onOutcome?.(entry, outcome);
-        return readBack ? this.journal.get(entry.id) : undefined;
-      });
+      const after = await this.journal.commitDurably(
+        () => {
+          // Read again in the outcome's own write, which a group commit runs a turn or more later: a wait that ended
+          // meanwhile (the machine's backstop, a graceful stop) leaves nobody to use or undo the approval either.
+          if (options.abandoned?.aborted) outcome = abandonedOutcome(request, outcome);
+          if (outcome.kind === 'not-sent') {
+            if (markedAt) this.journal.markSent(entry.id, markedAt);
+            this.journal.resolve(entry.id, NOT_SENT);
+          } else this.journal.recordOutcome(entry.id, recorded(outcome, options.card), markedAt);
+          options.onOutcome?.(entry, outcome);
+          return readBack ? this.journal.get(entry.id) : undefined;
+        },
+        options.background === true ? BACKGROUND_WRITE : undefined,
+      );
       fire(options.failpoints?.recorded);
       return { entry: after, outcome };
     } finally {

@@ -281,6 +281,45 @@ describe('offline queue', () => {
     expect(again.forwarded).toBe(0);
   });
 
+  it('forwards with background writes: a commit of a forward waits for a write someone waits for', async () => {
+    // A wait no test would sit out: only the sale's writes below can start these commits.
+    const journal = openJournal(':memory:', { now, groupCommit: { backgroundWaitMs: 60_000 } });
+    open.push(journal);
+    current = journal;
+    const queue = new OfflineQueue(journal, {
+      policy: 'prefer-online',
+      limits: LIMITS,
+      keyProvider: KEY,
+      now,
+    });
+    const { transactionId } = queue.store(payment());
+    const f = fakeForwarder();
+    const turns = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+    };
+    const run = queue.forwardPending(f.forwarder);
+    await turns(20);
+    // The claim waits for company: not committed, nothing sent.
+    expect(f.order).toEqual([]);
+    expect(queue.findByTransactionId(transactionId)?.state).toBe('stored');
+    // A sale's entry commits at once, and the claim with it: the forward goes out and is answered.
+    await journal.beginDurably(saleEntry('live-1'));
+    await turns(20);
+    expect(f.order).toEqual([transactionId]);
+    // Its outcome waits in turn.
+    expect(queue.findByTransactionId(transactionId)?.state).toBe('forwarding');
+    // Sales go on: their writes take the outcome along, and then the run's last claim, which finds nothing left.
+    let done = false;
+    void run.then(() => (done = true));
+    for (let i = 2; i < 10 && !done; i++) {
+      await journal.beginDurably(saleEntry(`live-${i}`));
+      await turns(20);
+    }
+    const report = await run;
+    expect(report.approved).toBe(1);
+    expect(queue.findByTransactionId(transactionId)).toMatchObject({ state: 'approved', hasBody: false });
+  });
+
   it('keeps one encrypted copy of a payment in flight: the stored one, not a second in its journal entry', async () => {
     const { queue, journal } = setup();
     const { transactionId } = queue.store(payment());

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../log/index.js';
 import { staticKeyProvider } from './encryption.js';
-import { NOT_SENT, openJournal, type SqliteJournal } from './journal.js';
+import { NOT_SENT, openJournal, type OpenJournalOptions, type SqliteJournal } from './journal.js';
 import { TimeoutRecovery } from './recovery.js';
 import { saleEntry } from './testing/entries.js';
 import {
@@ -38,8 +38,8 @@ const now = (): Date => new Date(t);
 /** The journal of the test running (the forwarder's sender journals in it). */
 let current: SqliteJournal | undefined;
 
-function setup(path = ':memory:', limits: OfflineLimits = LIMITS) {
-  const journal = openJournal(path, { now });
+function setup(path = ':memory:', limits: OfflineLimits = LIMITS, options: OpenJournalOptions = {}) {
+  const journal = openJournal(path, { now, ...options });
   open.push(journal);
   current = journal;
   const queue = new OfflineQueue(journal, { policy: 'prefer-online', limits, keyProvider: KEY, now });
@@ -283,15 +283,7 @@ describe('offline queue', () => {
 
   it('forwards with background writes: a commit of a forward waits for a write someone waits for', async () => {
     // A wait no test would sit out: only the sale's writes below can start these commits.
-    const journal = openJournal(':memory:', { now, groupCommit: { backgroundWaitMs: 60_000 } });
-    open.push(journal);
-    current = journal;
-    const queue = new OfflineQueue(journal, {
-      policy: 'prefer-online',
-      limits: LIMITS,
-      keyProvider: KEY,
-      now,
-    });
+    const { journal, queue } = setup(':memory:', LIMITS, { groupCommit: { backgroundWaitMs: 60_000 } });
     const { transactionId } = queue.store(payment());
     const f = fakeForwarder();
     const turns = async (n: number): Promise<void> => {

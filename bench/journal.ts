@@ -11,6 +11,7 @@ import {
   OfflineQueue,
   staticKeyProvider,
   type BeginEntry,
+  type GroupCommitOptions,
   type SqliteJournal,
 } from '../src/journal/index.js';
 import { DEMO_MERCHANT } from '../src/sandbox/index.js';
@@ -322,7 +323,9 @@ const forward: Benchmark = {
     'unmeasured turns of 1,000 each, and each side\u2019s time is summed. Limited by the pages the two durable ' +
     'steps of each forward write (its journal entry and stored payment, their indexes, the wipe of the stored ' +
     'payment\u2019s encrypted body, its one copy), shared by group commit (commitsPerPayment), and by the round ' +
-    'trips. journalOnlyCpuMicrosPerPayment: 5,000 more forwarded through the same queue and journal but ' +
+    'trips. withoutBackgroundWait\u2026: the same forwards, taking turns with ours, with ' +
+    'journal.groupCommit.backgroundWaitMs 0. journalOnlyCpuMicrosPerPayment: 5,000 more forwarded through the same ' +
+    'queue and journal but ' +
     'answered in this process without HTTP, the journal\u2019s share of ours alone (journalOnlyCpuLimitPaymentsPerSec: ' +
     '1e6 / that, what the journal alone could forward on one core).',
   async run({ quick }) {
@@ -341,8 +344,9 @@ const forward: Benchmark = {
     const dir = tempDir();
     try {
       // Ours: payments stored offline (encrypted), then forwarded through the queue — each one claimed (journaled
-      // and marked sent in one durable commit), sent, and its outcome and wipe committed durably.
-      const journal = openJournal(join(dir, 'q.db'));
+      // and marked sent in one durable commit), sent, and its outcome and wipe committed durably. The same again with
+      // journal.groupCommit.backgroundWaitMs 0 (each commit of forwards starting at the next turn of the event loop,
+      // as a sale's does), to show what the wait of background writes buys.
       const limits = {
         maxTransactionMinor: 5_000,
         maxTotalMinorPerCurrency: (n + warmUp * warmRounds + JOURNAL_ONLY_MAX) * 1_000,
@@ -351,40 +355,50 @@ const forward: Benchmark = {
         // Each payment of a card of its own.
         maxCountPerCard: 1,
       };
-      const queue = new OfflineQueue(journal, {
-        policy: 'prefer-online',
-        limits,
-        keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
-      });
       const gateway = gatewayFor(sandbox.url);
-      const sender = new JournaledSender(journal, gatewayTransmitter(gateway));
       const send = gatewayTransmitter(gateway);
       let stored = 0;
       let sent = 0;
-      /** Setup, not measured: `count` payments stored in one transaction to keep the run short. */
-      const store = (count: number): void =>
-        journal.atomically(true, () => {
-          for (let i = 0; i < count; i++) {
-            const transactionId = `Q${Date.now()}${stored++}`;
-            queue.store({
-              transactionId,
-              service: 'sale',
-              comments: 'Parking Sale',
-              method: 'POST',
-              path: '/pts/v2/payments',
-              body: sampleBody(transactionId),
-              amountMinor: 1_000,
-              currency: 'GBP',
-              entryMode: 'contactless',
-              fingerprint: `card-${transactionId}`,
-            });
-          }
+      const forwarder = (file: string, groupCommit?: Partial<GroupCommitOptions>) => {
+        const journal = openJournal(join(dir, file), groupCommit ? { groupCommit } : {});
+        const queue = new OfflineQueue(journal, {
+          policy: 'prefer-online',
+          limits,
+          keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
         });
-      const forwardStored = async (count: number): Promise<void> => {
-        const report = await queue.forwardPending(sender, { concurrency });
-        if (report.approved !== count)
-          throw new Error(`queue.forward: ${report.approved} of ${count} approved`);
+        const sender = new JournaledSender(journal, gatewayTransmitter(gateway));
+        return {
+          journal,
+          queue,
+          /** Setup, not measured: `count` payments stored in one transaction to keep the run short. */
+          store: (count: number): void =>
+            journal.atomically(true, () => {
+              for (let i = 0; i < count; i++) {
+                const transactionId = `Q${Date.now()}${stored++}`;
+                queue.store({
+                  transactionId,
+                  service: 'sale',
+                  comments: 'Parking Sale',
+                  method: 'POST',
+                  path: '/pts/v2/payments',
+                  body: sampleBody(transactionId),
+                  amountMinor: 1_000,
+                  currency: 'GBP',
+                  entryMode: 'contactless',
+                  fingerprint: `card-${transactionId}`,
+                });
+              }
+            }),
+          forwardStored: async (count: number): Promise<void> => {
+            const report = await queue.forwardPending(sender, { concurrency });
+            if (report.approved !== count)
+              throw new Error(`queue.forward: ${report.approved} of ${count} approved`);
+          },
+        };
       };
+      const main = forwarder('q.db');
+      const noWait = forwarder('q0.db', { backgroundWaitMs: 0 });
+      const { journal, queue } = main;
       // Peer: the same payments sent by the gateway client alone (no journal, no queue), same concurrency; their
       // bodies are built before the clock starts, as ours are stored before it.
       const bodiesFor = (count: number): { transactionId: string; body: Buffer }[] =>
@@ -413,12 +427,14 @@ const forward: Benchmark = {
         );
       };
       for (let w = 0; w < warmRounds; w++) {
-        store(warmUp);
-        await forwardStored(warmUp);
+        for (const side of [main, noWait]) {
+          side.store(warmUp);
+          await side.forwardStored(warmUp);
+        }
         await sendAlone(bodiesFor(warmUp));
       }
       // Wall ms and CPU µs summed over each side's turns.
-      const spent = { ours: { ms: 0, cpu: 0 }, peer: { ms: 0, cpu: 0 } };
+      const spent = { ours: { ms: 0, cpu: 0 }, noWait: { ms: 0, cpu: 0 }, peer: { ms: 0, cpu: 0 } };
       const timedTurn = async (side: keyof typeof spent, work: () => Promise<void>): Promise<void> => {
         const cpu = process.cpuUsage();
         const t = performance.now();
@@ -428,17 +444,23 @@ const forward: Benchmark = {
         spent[side].cpu += used.user + used.system;
       };
       const commitsBefore = journal.durableCommits;
+      const noWaitCommitsBefore = noWait.journal.durableCommits;
       for (let r = 0; r < rounds; r++) {
-        store(chunk);
+        main.store(chunk);
+        noWait.store(chunk);
         const bodies = bodiesFor(chunk);
-        const oursTurn = (): Promise<void> => timedTurn('ours', () => forwardStored(chunk));
+        const oursTurn = (): Promise<void> => timedTurn('ours', () => main.forwardStored(chunk));
+        const noWaitTurn = (): Promise<void> => timedTurn('noWait', () => noWait.forwardStored(chunk));
         const peerTurn = (): Promise<void> => timedTurn('peer', () => sendAlone(bodies));
-        // Each side goes first in every other round.
-        for (const turn of r % 2 === 0 ? [oursTurn, peerTurn] : [peerTurn, oursTurn]) await turn();
+        // Ours and the peer each go first in every other round.
+        for (const turn of r % 2 === 0 ? [oursTurn, noWaitTurn, peerTurn] : [peerTurn, noWaitTurn, oursTurn])
+          await turn();
       }
       const ours = spent.ours.ms / 1000;
       const peer = spent.peer.ms / 1000;
       const commitsPerPayment = (journal.durableCommits - commitsBefore) / n;
+      const noWaitCommitsPerPayment = (noWait.journal.durableCommits - noWaitCommitsBefore) / n;
+      noWait.journal.close();
       // The journal's share alone: the same forwards through the same queue and journaled sender, answered in this
       // process at the next turn of the event loop (a canned approval, no HTTP), so that ours' CPU splits into the
       // client's (about the peer's) and the journal's, and the journal's own ceiling in payments per second shows.
@@ -458,7 +480,7 @@ const forward: Benchmark = {
               ),
             ),
         });
-        store(count);
+        main.store(count);
         const cpu = process.cpuUsage();
         const report = await queue.forwardPending(canned, { concurrency });
         const used = process.cpuUsage(cpu);
@@ -487,6 +509,10 @@ const forward: Benchmark = {
             // which is its begin and mark, and the outcome); the group commit shares each sync among the forwards in
             // flight.
             commitsPerPayment: round2(commitsPerPayment),
+            // The same forwards with journal.groupCommit.backgroundWaitMs 0, in the same run, taking turns.
+            withoutBackgroundWaitSeconds: spent.noWait.ms / 1000,
+            withoutBackgroundWaitCpuMicrosPerPayment: Math.round(spent.noWait.cpu / n),
+            withoutBackgroundWaitCommitsPerPayment: round2(noWaitCommitsPerPayment),
             journalOnlyCpuMicrosPerPayment: Math.round(journalOnly.cpuMicros),
             journalOnlyCpuLimitPaymentsPerSec: Math.round(1e6 / journalOnly.cpuMicros),
           },

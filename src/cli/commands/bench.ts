@@ -60,8 +60,9 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                or queue, to the same sandbox in its own process; the sides take turns in five chunks of 2,000,
                each first in every other one, after two unmeasured turns of 1,000 each. Limited by the pages the
                two durable steps of each forward write, shared by group commit (commitsPerPayment in extra), and by
-               the round trips. journalOnlyCpuMicrosPerPayment: 5,000 more forwarded through the same queue and
-               journal but answered in process without HTTP, the journal's share alone
+               the round trips. withoutBackgroundWait…: the same forwards, taking turns with ours, with
+               journal.groupCommit.backgroundWaitMs 0. journalOnlyCpuMicrosPerPayment: 5,000 more forwarded through
+               the same queue and journal but answered in process without HTTP, the journal's share alone
                (journalOnlyCpuLimitPaymentsPerSec: 1e6 / that, what the journal alone could forward on one core).
   gateway.authorize: authorizations per second to the sandbox in a child process, 16 in flight; peer: the official
                SDK at its cheapest setting (no-op external logger; its default settings in extra). Limited by the

@@ -288,8 +288,8 @@ export interface GroupCommitOptions {
    * queued; a write someone waits for (a sale's) starts the commit at once as usual, and takes the background writes
    * queued with it. 0: background writes commit like any other. A forwarding run's commits then carry more forwards
    * each, and the fixed cost of a commit (the write lock, the log's frames of pages the forwards share, a disk sync)
-   * is paid by fewer of them: with 32 forwards in flight to the sandbox, 1 ms made each commit carry about 13
-   * forwards instead of 9 and a forward cost 12 to 15 % less CPU here.
+   * is paid by fewer of them: with 32 forwards in flight to the sandbox, 1 ms made each commit carry 12 to 14
+   * forwards instead of 8 to 9 and a forward cost 10 to 16 % less CPU here.
    */
   readonly backgroundWaitMs: number;
 }

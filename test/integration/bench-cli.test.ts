@@ -77,6 +77,15 @@ describe('parking-terminal bench', () => {
     expect(forward?.name).toBe('queue.forward');
     wellFormed(forward!);
     expect(forward!.extra).toMatchObject({ payments: 200 });
+    for (const k of [
+      'commitsPerPayment',
+      'withoutBackgroundWaitSeconds',
+      'withoutBackgroundWaitCpuMicrosPerPayment',
+      'withoutBackgroundWaitCommitsPerPayment',
+      'journalOnlyCpuMicrosPerPayment',
+      'journalOnlyCpuLimitPaymentsPerSec',
+    ])
+      expect(typeof forward!.extra?.[k]).toBe('number');
   }, 250_000);
 
   it('measures the gateway client against the SDK and the bare exchange of the same bytes', async () => {

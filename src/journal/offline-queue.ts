@@ -1,4 +1,4 @@
-import type { Statement } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { interpretServiceCode } from '../emv/index.js';
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
 import type { Logger } from '../log/index.js';
@@ -607,6 +607,30 @@ export interface OfflineQueueOptions {
   logger?: Logger;
 }
 
+/** The claim's read of the oldest stored payments, in the order they were stored (its limit is added). */
+const NEXT_SQL = `SELECT id, transaction_id, service, comments, method, path, body_enc, amount_minor, currency,
+    masked_pan, flow_id, stored_at FROM offline_payments
+  WHERE state = 'stored' AND state IN ('stored', 'forwarding') ORDER BY id`;
+
+/**
+ * The claim's read of the oldest `count` stored payments, one prepared statement per count with the limit written in
+ * it. SQLite plans a query by the value bound to its `LIMIT ?` and marks the statement to be planned again whenever
+ * that parameter is bound: a bound limit cost a parse and a plan at every claim (a tenth to a half of the read).
+ */
+function nextStatements(db: Database): (count: number) => Statement<[], ClaimRow> {
+  const byCount = new Map<number, Statement<[], ClaimRow>>();
+  return (count) => {
+    if (!Number.isSafeInteger(count) || count < 1)
+      throw new JournalError('JOURNAL_INVALID', `cannot claim ${count} stored payments`);
+    let statement = byCount.get(count);
+    if (statement === undefined) {
+      statement = db.prepare<[], ClaimRow>(`${NEXT_SQL} LIMIT ${count}`);
+      byCount.set(count, statement);
+    }
+    return statement;
+  };
+}
+
 /**
  * The offline store-and-forward queue (issue 7, item 3), in the journal's database. Payments are accepted offline
  * only within the limits and only for chip reads of sales; the request bytes are kept
@@ -624,7 +648,7 @@ export class OfflineQueue {
     get: Statement<[number], Row>;
     byTx: Statement<[string], Row>;
     awaitingOutcome: Statement<[string], Row>;
-    next: Statement<[number], ClaimRow>;
+    next: (count: number) => Statement<[], ClaimRow>;
     anyStored: Statement<[], { one: 1 }>;
     open: Statement<[], { n: number }>;
     oldestKnown: Statement<[{ from: number; to: number }], { oldest: number | null }>;
@@ -669,9 +693,7 @@ export class OfflineQueue {
         WHERE o.transaction_id = ? AND (o.state = 'stored' OR j.state IN ('pending', 'sent', 'unknown'))`),
       // The partial index's own condition repeated, so that SQLite proves the index applies and reads the oldest
       // stored payments from it instead of scanning every payment ever forwarded (each claim would cost O(n)).
-      next: db.prepare(`SELECT id, transaction_id, service, comments, method, path, body_enc, amount_minor, currency,
-          masked_pan, flow_id, stored_at FROM offline_payments
-        WHERE state = 'stored' AND state IN ('stored', 'forwarding') ORDER BY id LIMIT ?`),
+      next: nextStatements(db),
       anyStored: db.prepare(`SELECT 1 AS one FROM offline_payments
         WHERE state = 'stored' AND state IN ('stored', 'forwarding') LIMIT 1`),
       open: db.prepare(`SELECT COUNT(*) AS n FROM offline_payments WHERE state IN ('stored', 'forwarding')`),
@@ -1170,7 +1192,7 @@ export class OfflineQueue {
     const expiredThrough = this.expiredThrough(now);
     for (;;) {
       const want = max - claimed.length;
-      const rows = this.stmts.next.all(want);
+      const rows = this.stmts.next(want).all();
       let passedOver = false;
       const close = (row: ClaimRow, reason: ClosedUnsent, err?: unknown): void => {
         this.stmts.closeUnsent.run(reason, now, row.id);

@@ -461,9 +461,14 @@ describe('the terminal under the fleet', () => {
     expect(outcome).toMatchObject({
       ok: true,
       message: expect.stringContaining('still running') as string,
-      result: { running: true, inFlight: 1 },
+      result: { running: true },
     });
-    expect(host.journal.inFlight()).toHaveLength(1);
+    // The sale left in flight is still there; recovery's own attempt at it (its void, refused a connection and
+    // resolved not sent a moment later) may be counted with it when the reply is read.
+    const { inFlight } = (outcome as { result: { inFlight: number } }).result;
+    expect(inFlight).toBeGreaterThanOrEqual(1);
+    expect(inFlight).toBeLessThanOrEqual(2);
+    expect(host.journal.inFlight().map((e) => e.transactionId)).toContain('LEFT-IN-FLIGHT');
     fleet.close();
   });
 });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { gatewayUrlProblem } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { authClockSkew } from './clock-skew.js';
+import { ConnectionPool, type ExchangeDispatcher } from './connection-pool.js';
 import {
   connectTargetOf,
   probeAll,
@@ -319,7 +320,7 @@ export interface Transport {
   close(): Promise<void>;
 }
 
-/** The HTTP transport on undici: one keep-alive pool per gateway origin, timeouts from configuration. */
+/** The HTTP transport: one keep-alive connection pool per gateway origin (connection-pool.ts), timeouts from configuration. */
 export function createTransport(options: TransportOptions): Transport {
   const url = new URL(options.baseUrl);
   // A dispatcher given (tests: undici's MockAgent) connects nowhere by this URL.
@@ -332,13 +333,11 @@ export function createTransport(options: TransportOptions): Transport {
   const prefix = url.pathname.replace(/\/+$/, '');
   const host = url.host; // URL.host omits the default port, as the signature requires (reference §1).
   const own = options.dispatcher === undefined;
-  const dispatcher =
+  const dispatcher: ExchangeDispatcher =
     options.dispatcher ??
-    new Pool(origin, {
-      connect: { timeout: options.timeouts.connectMs },
-      headersTimeout: options.timeouts.headersMs,
-      bodyTimeout: options.timeouts.bodyMs,
-      keepAliveTimeout: 30_000,
+    new ConnectionPool(origin, {
+      connectTimeoutMs: options.timeouts.connectMs,
+      keepAliveMs: 30_000,
       connections: options.maxConnections ?? 16,
     });
   const random = options.random ?? Math.random;

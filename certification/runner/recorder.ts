@@ -1,9 +1,11 @@
 /**
  * Records every HTTP exchange between the terminal's gateway client and the gateway, in process: the client is given
  * this dispatcher instead of its own pool (TerminalHostOptions.gatewayDispatcher), so the bytes recorded are the
- * bytes signed and sent — to the embedded sandbox or to a remote test host over TLS alike.
+ * bytes signed and sent — to the embedded sandbox or to a remote test host over TLS alike. Each origin's exchanges go
+ * through the terminal's own connection pool (src/gateway/connection-pool.ts), as in production.
  */
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { ConnectionPool, type ExchangeDispatcher } from '../../src/gateway/index.js';
 
 /** One exchange as it went over the wire. Bodies are raw: the runner masks before anything is written. */
 export interface RecordedExchange {
@@ -84,38 +86,41 @@ class RecordingHandler implements Dispatcher.DispatchHandler {
 }
 
 /** A dispatcher that records, and the exchanges it recorded in the order they were sent. */
-export class ExchangeRecorder {
+export class ExchangeRecorder implements ExchangeDispatcher {
   readonly exchanges: RecordedExchange[] = [];
   /** The step now running; stamped on every exchange sent from now on. */
   step: number | null = null;
-  readonly dispatcher: Dispatcher;
-  private readonly agent: Agent;
+  /** The dispatcher to give the terminal: this recorder. */
+  readonly dispatcher: ExchangeDispatcher = this;
+  /** The terminal's connection pool of each origin asked (the gateway's, an OAuth token host's). */
+  private readonly pools = new Map<string, ConnectionPool>();
 
-  constructor(timeouts: { connectMs: number; headersMs: number; bodyMs: number }) {
-    this.agent = new Agent({
-      connect: { timeout: timeouts.connectMs },
-      headersTimeout: timeouts.headersMs,
-      bodyTimeout: timeouts.bodyMs,
-      keepAliveTimeout: 30_000,
-    });
-    this.dispatcher = this.agent.compose(
-      (dispatch) =>
-        (opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean => {
-          const entry: RecordedExchange = {
-            step: this.step,
-            at: new Date(),
-            method: String(opts.method),
-            path: opts.path,
-            requestBody: bodyBytes(opts.body),
-            httpStatus: null,
-            responseBody: Buffer.alloc(0),
-            durationMs: 0,
-            done: false,
-          };
-          this.exchanges.push(entry);
-          return dispatch(opts, new RecordingHandler(handler, entry));
-        },
-    );
+  constructor(private readonly timeouts: { connectMs: number; headersMs: number; bodyMs: number }) {}
+
+  dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const origin = String(opts.origin);
+    let pool = this.pools.get(origin);
+    if (pool === undefined) {
+      pool = new ConnectionPool(origin, {
+        connections: 16,
+        connectTimeoutMs: this.timeouts.connectMs,
+        keepAliveMs: 30_000,
+      });
+      this.pools.set(origin, pool);
+    }
+    const entry: RecordedExchange = {
+      step: this.step,
+      at: new Date(),
+      method: String(opts.method),
+      path: opts.path,
+      requestBody: bodyBytes(opts.body),
+      httpStatus: null,
+      responseBody: Buffer.alloc(0),
+      durationMs: 0,
+      done: false,
+    };
+    this.exchanges.push(entry);
+    return pool.dispatch(opts, new RecordingHandler(handler, entry));
   }
 
   /** Exchanges recorded from `index` on. */
@@ -124,6 +129,6 @@ export class ExchangeRecorder {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([...this.pools.values()].map((pool) => pool.close()));
   }
 }

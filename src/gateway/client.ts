@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici';
 import { silentLogger, type Logger } from '../log/index.js';
 import { GatewayError, GatewayInvalidRequestError } from './errors.js';
 import { isGatewayId } from './gateway-id.js';
@@ -12,6 +11,7 @@ import {
 } from './outcome.js';
 import type { Authenticator } from './auth/authenticator.js';
 import type { Reachability } from './connect-probe.js';
+import type { ExchangeDispatcher } from './connection-pool.js';
 import {
   buildDccOfferBody,
   DCC_OFFER_PATH,
@@ -69,7 +69,7 @@ export interface GatewayClientOptions {
   /** Clock (tests); read once per request. */
   now?: () => Date;
   /** Replaces the keep-alive pool (tests: undici MockAgent). */
-  dispatcher?: Dispatcher;
+  dispatcher?: ExchangeDispatcher;
   /** Builder choices where public guides disagree (comments of a pre-authorization). */
   builder?: PaymentBuilderOptions;
   /** Jitter source (tests). */

@@ -71,6 +71,7 @@ export {
   type PaymentStatusResult,
 } from './client.js';
 export type { Timeouts, RetryOptions } from './transport.js';
+export { ConnectionPool, ConnectionPoolError, type ExchangeDispatcher } from './connection-pool.js';
 export * from './services/types.js';
 export { preparePayment, type PaymentBuilderOptions } from './services/payments.js';
 export {

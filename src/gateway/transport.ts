@@ -285,7 +285,7 @@ export interface TransportOptions {
   logger: Logger;
   now: () => Date;
   /** Replaces the keep-alive pool (tests: undici MockAgent). Not closed by {@link Transport.close}. */
-  dispatcher?: Dispatcher;
+  dispatcher?: ExchangeDispatcher;
   /** Random source for backoff jitter (tests). */
   random?: () => number;
   /** Most keep-alive connections to the gateway at once; sockets open on demand (default 16). */

@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { dirname, resolve } from 'node:path';
 import type { AnyActorRef, AnyStateMachine, SnapshotFrom } from 'xstate';
-import type { Dispatcher } from 'undici';
 import {
   createReader,
   getSimulatorControl,
@@ -32,6 +31,7 @@ import {
   decodeSharedSecret,
   LinkNotificationListener,
   LinkNotificationRelay,
+  type ExchangeDispatcher,
   type GatewayClient,
   type LinkNotificationKey,
   type LinkNotificationRefusal,
@@ -147,7 +147,7 @@ export interface TerminalHostOptions {
    * Carries the gateway's HTTP exchanges instead of the client's own keep-alive pool (`certify run` records every
    * request and answer through it). Not closed by the terminal: its owner closes it.
    */
-  gatewayDispatcher?: Dispatcher;
+  gatewayDispatcher?: ExchangeDispatcher;
   /** The journal's disk sync of its log (tests: a disk that fails it); Node's `fdatasync` by default. */
   journalLogSync?: LogSync;
 }

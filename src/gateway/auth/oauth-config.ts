@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import type { Dispatcher } from 'undici';
 import type { Config } from '../../config/index.js';
 import { readSecretText } from '../../config/secret-file.js';
 import type { Logger } from '../../log/index.js';
+import type { ExchangeDispatcher } from '../connection-pool.js';
 import { GatewayError } from '../errors.js';
 import { oauthAuthenticator, type Authenticator } from './authenticator.js';
 import { encryptedFileTokenStore, OAuthTokenManager, type TokenStore } from './oauth.js';
@@ -30,7 +30,7 @@ export interface OAuthConfigOptions {
   /** Clock in epoch milliseconds (tests). */
   now?: () => number;
   /** Replaces the token endpoint's connection pool (tests). */
-  dispatcher?: Dispatcher;
+  dispatcher?: ExchangeDispatcher;
 }
 
 /** The resolved `oauth` section: every address known, every path absolute. */

@@ -1,10 +1,10 @@
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { Dispatcher } from 'undici';
 import { removePrivateFileDurably, writePrivateFileDurably } from '../../config/durable-file.js';
 import { silentLogger, type Logger } from '../../log/index.js';
 import { connectTargetOf, type ConnectTarget } from '../connect-probe.js';
+import type { ExchangeDispatcher } from '../connection-pool.js';
 import { GatewayError, GatewayOAuthError } from '../errors.js';
 import { parseJsonBody } from '../outcome.js';
 import { requestTarget } from '../request-target.js';
@@ -142,7 +142,7 @@ export interface OAuthTokenManagerOptions {
    */
   refreshMarginMs?: number;
   logger?: Logger;
-  dispatcher?: Dispatcher;
+  dispatcher?: ExchangeDispatcher;
   random?: () => number;
 }
 

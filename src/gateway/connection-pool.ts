@@ -228,8 +228,9 @@ export class ConnectionPool implements ExchangeDispatcher {
     const method = options.method;
     const path = options.path;
     if (!TOKEN.test(method)) throw invalid('the method is not an HTTP token');
-    if (typeof path !== 'string' || path[0] !== '/' || /[\s\0]/.test(path))
-      throw invalid('the path is not an absolute path without spaces');
+    // A character beyond Latin-1 is written as its low byte: U+010D U+010A would end the request line (splitting).
+    if (typeof path !== 'string' || path[0] !== '/' || /[\s\0\u0100-\uffff]/.test(path))
+      throw invalid('the path is not an absolute path of single-byte characters without spaces');
     let lines = '';
     let hostGiven = false;
     const headers = options.headers;
@@ -331,14 +332,15 @@ export class ConnectionPool implements ExchangeDispatcher {
   /** A connection is free again: the next waiting request takes it, or it waits for one until its idle limit. */
   private release(connection: Connection): void {
     connection.exchange = undefined;
+    // While closing too: the requests already waiting are answered before close() resolves.
+    const next = connection.reusable ? this.waiting.shift() : undefined;
+    if (next !== undefined) {
+      this.start(connection, next);
+      return;
+    }
     if (!connection.reusable || this.closing !== undefined) {
       this.discard(connection);
       this.closeIfDrained();
-      return;
-    }
-    const next = this.waiting.shift();
-    if (next !== undefined) {
-      this.start(connection, next);
       return;
     }
     connection.freedAt = performance.now();
@@ -424,13 +426,8 @@ export class ConnectionPool implements ExchangeDispatcher {
           new ConnectionPoolError('UND_ERR_SOCKET', 'the connection closed before it opened'),
       );
     }
-    // Requests still waiting get a connection of their own.
-    if (
-      this.waiting.length > this.opening &&
-      this.all.size < this.options.connections &&
-      this.closing === undefined
-    )
-      this.open();
+    // Requests still waiting get a connection of their own, while closing too: close() waits for their answers.
+    if (this.waiting.length > this.opening && this.all.size < this.options.connections) this.open();
     this.closeIfDrained();
   }
 
